@@ -1,0 +1,99 @@
+/**
+ * Small capability interfaces between the use cases (src/synthesis, src/transcription) and the
+ * engine adapters. Nothing here knows about HTTP; nothing above this knows about sherpa-onnx.
+ */
+
+export type Gender = 'male' | 'female' | 'neutral';
+export type ModelGeneration = 'tts-large' | 'tts-v2' | 'tts-v3.1';
+
+/** A voice in the catalogue. `id` is what clients send as voice_id. */
+export interface Voice {
+  id: string;
+  displayName: string;
+  /** BCP-47-ish language tags the voice speaks, primary first (e.g. ["en", "en-US"]). */
+  languages: string[];
+  accent: string;
+  gender: Gender;
+  /** Native output rate of the engine for this voice. */
+  sampleRate: number;
+  /** Engine name, e.g. "espeak-ng", "sherpa-vits". */
+  engine: string;
+  /** Model generations whose endpoints serve this voice. */
+  models: ModelGeneration[];
+  age?: string;
+}
+
+export interface SynthesisOptions {
+  /** 0.5..2, 1 = natural rate. Engines apply it through their own rate/length control. */
+  speed: number;
+  /** ISO 639-1 code of the (already normalised) text. */
+  language: string;
+  /** 0..1 (tts-v2 `consistency`): engines with duration noise map it there; others ignore it. */
+  consistency?: number;
+  signal?: AbortSignal;
+}
+
+/** A text-to-speech engine: one adapter per engine family (espeak-ng, sherpa VITS/Kokoro/...). */
+export interface TtsEngine {
+  readonly name: string;
+  /** Voices this engine serves now. */
+  listVoices(): Voice[];
+  /**
+   * Synthesise `text` (one sentence or clause, already normalised) with `voice`, yielding mono PCM
+   * at `voice.sampleRate` as soon as the engine produces it. Stops early when `signal` aborts
+   * (throwing AbortedError). Never blocks the event loop.
+   */
+  synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array>;
+  close(): Promise<void>;
+}
+
+/** A stretch of audio, in seconds from the start of the file. */
+export interface TimeSpan {
+  start: number;
+  end: number;
+}
+
+/** What a recogniser returns for one segment; times are seconds relative to the segment start. */
+export interface RecognizedSegment {
+  text: string;
+  /** Tokens as the model spells them (BPE pieces with ▁, Whisper/SenseVoice pieces...). */
+  tokens: string[];
+  /** Start time of each token; same length as tokens, or empty when the model gives none. */
+  timestamps: number[];
+  /** Duration of each token where the model gives it (NeMo TDT); else empty. */
+  durations: number[];
+  /** Language the model detected (Whisper lang id, SenseVoice tag), ISO 639-1. */
+  language?: string;
+  /** SenseVoice emotion tag (HAPPY, SAD, ANGRY, NEUTRAL, FEARFUL, DISGUSTED, SURPRISED). */
+  emotion?: string;
+}
+
+export interface Recognizer {
+  readonly id: string;
+  /** ISO 639-1 codes it can transcribe; includes "multi" when it detects the language. */
+  readonly languages: string[];
+  /** Rate the samples passed to recognize() must have. */
+  readonly sampleRate: number;
+  /** True when tokens carry real timestamps. */
+  readonly hasTokenTimestamps: boolean;
+  recognize(samples: Float32Array, options: { language: string; signal?: AbortSignal }): Promise<RecognizedSegment>;
+  close(): Promise<void>;
+}
+
+export interface VoiceActivityDetector {
+  readonly sampleRate: number;
+  /** Speech spans in seconds, ordered, non-overlapping. */
+  detect(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<TimeSpan[]>;
+  close(): Promise<void>;
+}
+
+export interface SpeakerTurn extends TimeSpan {
+  /** 0-based cluster index as the diarizer numbers it (not yet in order of appearance). */
+  speaker: number;
+}
+
+export interface Diarizer {
+  readonly sampleRate: number;
+  diarize(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<SpeakerTurn[]>;
+  close(): Promise<void>;
+}

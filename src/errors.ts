@@ -1,0 +1,114 @@
+/**
+ * The catalogue of domain errors. Code throws these by name; `src/http/plugins/error-mapping.ts`
+ * is the only place that turns them into wire bodies (the two route families differ in shape).
+ * `code` is stable and never changes meaning; `status` is the HTTP status it maps to.
+ */
+export abstract class ParleyError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  /** Seconds a client should wait before retrying (429, 503). */
+  retryAfterSeconds?: number;
+}
+
+/** A request the client can fix: bad field, bad enum, unknown dictionary id, unsupported language... */
+export class InvalidRequestError extends ParleyError {
+  readonly code = 'InvalidRequest';
+  readonly status = 400;
+}
+
+/** Transcription input that is not decodable audio, or a Content-Type that is not audio/*. */
+export class UnsupportedAudioError extends ParleyError {
+  readonly code = 'UnsupportedAudio';
+  readonly status = 400;
+  constructor(message = 'Invalid file format. Supported formats: audio/*') {
+    super(message);
+  }
+}
+
+/** A URL given as transcription input could not be fetched or is not allowed. */
+export class AudioUrlError extends ParleyError {
+  readonly code = 'AudioUrl';
+  readonly status = 400;
+}
+
+export class UnauthorizedError extends ParleyError {
+  readonly code = 'Unauthorized';
+  readonly status = 401;
+  constructor(message = 'Bearer token is missing or invalid') {
+    super(message);
+  }
+}
+
+export class NotFoundError extends ParleyError {
+  readonly code = 'NotFound';
+  readonly status = 404;
+}
+
+export class MethodNotAllowedError extends ParleyError {
+  readonly code = 'MethodNotAllowed';
+  readonly status = 405;
+}
+
+export class PayloadTooLargeError extends ParleyError {
+  readonly code = 'PayloadTooLarge';
+  readonly status = 413;
+  constructor(readonly limitBytes: number, message?: string) {
+    super(message ?? `Body exceeds the limit of ${limitBytes} bytes`);
+  }
+}
+
+export class RateLimitedError extends ParleyError {
+  readonly code = 'TooManyRequests';
+  readonly status = 429;
+  constructor(retryAfterSeconds: number) {
+    super('Rate limit exceeded. Please try again later.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Every worker is busy and the queue in front of them is full. */
+export class OverloadedError extends ParleyError {
+  readonly code = 'ServiceUnavailable';
+  readonly status = 503;
+  constructor(retryAfterSeconds = 1, message = 'Server is busy. Please try again later.') {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** An engine failed while working on a valid request (model crashed, produced nothing...). */
+export class EngineError extends ParleyError {
+  readonly code = 'InternalServerError';
+  readonly status = 500;
+}
+
+/** The work was cancelled because the client went away (never sent to a client). */
+export class AbortedError extends ParleyError {
+  readonly code = 'Aborted';
+  readonly status = 499;
+  constructor(message = 'Request aborted by the client') {
+    super(message);
+  }
+}
+
+/** A model pack is missing files, has a wrong checksum, or crashed its test load. */
+export class ModelPackError extends ParleyError {
+  readonly code = 'ModelPack';
+  readonly status = 500;
+}
+
+/** Every error class above, for the test that checks each one has a wire mapping. */
+export const errorClasses = [
+  InvalidRequestError,
+  UnsupportedAudioError,
+  AudioUrlError,
+  UnauthorizedError,
+  NotFoundError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  OverloadedError,
+  EngineError,
+  AbortedError,
+  ModelPackError,
+] as const;
