@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// One-time set-up that `npm start` and `npm test` run first, so a fresh clone needs no other step.
+// Uses only Node built-ins: it runs before node_modules exists.
+//   - installs npm dependencies (npm ci) when node_modules is missing or older than the lock file;
+//   - installs the Debian packages Parley uses when they are missing and we may (root + apt-get):
+//       espeak-ng-data  phoneme data for Piper voices that do not ship their own (and the test fixtures)
+//       ffmpeg          decodes uploads in formats the built-in decoders do not read (m4a/AAC, AIFF, ...)
+//     `--test` also installs what only the tests use: espeak-ng (voices of known pitch).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const forTests = process.argv.includes('--test');
+const log = (msg) => process.stderr.write(`[setup] ${msg}\n`);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: root, ...opts });
+  return r.status === 0;
+}
+
+// 1. npm dependencies
+const lock = path.join(root, 'package-lock.json');
+const installed = path.join(root, 'node_modules', '.package-lock.json');
+if (!existsSync(installed) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(installed).mtimeMs + 1000)) {
+  log('installing npm dependencies (npm ci)');
+  if (!run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'])) {
+    log('npm install failed');
+    process.exit(1);
+  }
+}
+
+// 2. Debian packages
+const wanted = [
+  { pkg: 'espeak-ng-data', present: () => existsSync('/usr/lib/x86_64-linux-gnu/espeak-ng-data') || existsSync('/usr/share/espeak-ng-data') },
+  { pkg: 'ffmpeg', present: () => onPath('ffmpeg') },
+  ...(forTests ? [{ pkg: 'espeak-ng', present: () => onPath('espeak-ng') }] : []),
+];
+
+function onPath(bin) {
+  return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+}
+
+const missing = wanted.filter((w) => !w.present()).map((w) => w.pkg);
+if (missing.length) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (isRoot && onPath('apt-get')) {
+    log(`installing Debian packages: ${missing.join(' ')}`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    let ok = run('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env });
+    if (!ok) ok = run('apt-get', ['update'], { env }) && run('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env });
+    if (!ok) {
+      log(`could not install ${missing.join(' ')}`);
+      if (forTests) process.exit(1);
+    }
+  } else {
+    const msg = `missing Debian packages: ${missing.join(' ')} (install them with: sudo apt-get install ${missing.join(' ')})`;
+    if (forTests) {
+      log(msg);
+      process.exit(1);
+    }
+    log(`${msg}; Parley runs without them, but Piper voices without their own espeak-ng-data and uploads in formats such as m4a will not work`);
+  }
+}
+
+// Touch nothing else: models are the user's choice (parley models pull).
+try {
+  execFileSync(process.execPath, ['-e', "require('better-sqlite3')"], { cwd: root, stdio: 'ignore' });
+} catch {
+  log('better-sqlite3 did not load; rebuilding it');
+  run('npm', ['rebuild', 'better-sqlite3']);
+}

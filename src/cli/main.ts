@@ -1,0 +1,119 @@
+/**
+ * The `parley` command: argument parsing only; every action calls the same functions the server
+ * uses. `parley serve | keys … | models … | voices …`.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError, type Config } from '../config.js';
+import { openServices } from '../server.js';
+import { serve } from './serve.js';
+
+const usage = `Usage: parley <command>
+
+  serve                              start the HTTP server (PORT, HOST, PARLEY_* env)
+  keys create [--name N] [--account ID]
+                                     create an API key (a new account unless --account); prints it once
+  keys list                          list keys (id, account, name, created, revoked)
+  keys revoke <key-id>               revoke a key
+  keys webhook-secret <key-id> [--rotate]
+                                     show (or rotate) the webhook signing secret of the key's account
+  models list|pull|rm|verify …       manage model packs (parley models --help)
+  voices [--model tts-v2|tts-v3.1]   list the voices the server would offer
+`;
+
+export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const [command, ...rest] = argv;
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'keys':
+      return keysCommand(config, rest, out);
+    case 'models': {
+      const { runModelsCommand } = await import('../models/models-command.js');
+      return runModelsCommand(rest, { modelsDir: config.modelsDir, dataDir: config.dataDir, out });
+    }
+    case 'voices': {
+      const { voicesCommand } = await import('./voices.js');
+      return voicesCommand(config, rest, out);
+    }
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      out.write(usage);
+      return command ? 0 : 2;
+    default:
+      process.stderr.write(`Unknown command "${command}"\n${usage}`);
+      return 2;
+  }
+}
+
+async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, account: { type: 'string' }, rotate: { type: 'boolean' }, json: { type: 'boolean' } },
+  });
+  const [sub, id] = positionals;
+  const services = await openServices(config);
+  try {
+    const { apiKeys } = services;
+    switch (sub) {
+      case 'create': {
+        const created = await apiKeys.create({ name: values.name, accountId: values.account });
+        if (values.json) out.write(JSON.stringify({ id: created.row.id, accountId: created.account.id, key: created.key }) + '\n');
+        else out.write(`Created key ${created.row.id} for account ${created.account.id} (${created.row.name}).\n${created.key}\nStore it now: it is not shown again.\n`);
+        return 0;
+      }
+      case 'list': {
+        const rows = await apiKeys.list();
+        if (values.json) {
+          out.write(JSON.stringify(rows.map((r) => ({ id: r.id, accountId: r.account_id, name: r.name, prefix: `sk_${r.prefix}…`, createdAt: r.created_at, revokedAt: r.revoked_at }))) + '\n');
+        } else {
+          for (const r of rows) out.write(`${r.id}\t${r.account_id}\t${r.name}\tsk_${r.prefix}…\t${r.created_at}\t${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}\n`);
+        }
+        return 0;
+      }
+      case 'revoke': {
+        if (!id) throw new UsageError('keys revoke needs a key id (see parley keys list)');
+        if (!(await apiKeys.revoke(id))) {
+          process.stderr.write(`No active key ${id}\n`);
+          return 1;
+        }
+        out.write(`Revoked ${id}\n`);
+        return 0;
+      }
+      case 'webhook-secret': {
+        if (!id) throw new UsageError('keys webhook-secret needs a key id (see parley keys list)');
+        const secret = await apiKeys.webhookSecret(id, values.rotate ?? false);
+        if (!secret) {
+          process.stderr.write(`No key ${id}\n`);
+          return 1;
+        }
+        out.write(`${secret}\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`Unknown keys command "${sub ?? ''}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n${usage}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await services.releasers.releaseAll();
+  }
+}
+
+class UsageError extends Error {}

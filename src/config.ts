@@ -1,0 +1,256 @@
+/**
+ * One typed, validated, frozen configuration. Values come from the defaults below, then an optional
+ * JSON file (`PARLEY_CONFIG`, else `./parley.config.json` when present), then env vars.
+ * Every leaf has an env name: `PARLEY_` + the path in UPPER_SNAKE joined by `__`
+ * (e.g. `PARLEY_RATE_LIMITS__SYNTHESIS__PER_MINUTE`); the common ones also have the short names
+ * of the README (PORT, HOST, DATABASE_URL, PARLEY_DATA_DIR, ...).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface RateLimit {
+  /** Sustained requests per minute per account; 0 disables the limit. */
+  perMinute: number;
+  /** Bucket size: how many requests may come at once. */
+  burst: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** SQLite file, job audio and verification caches live here. */
+  dataDir: string;
+  /** Model packs: one folder per pack (see src/models/pack.ts). */
+  modelsDir: string;
+  /** `postgres://…` for PostgreSQL; empty = SQLite file `<dataDir>/parley.db`. */
+  databaseUrl: string;
+  /** A key to accept (created on first start if absent). Empty = generate and print one. */
+  apiKey: string;
+  /** Hosts/CIDRs that URL input and webhooks may reach despite the private-address rule. */
+  allowedPrivateHosts: string[];
+  logLevel: string;
+  /** Docs link sent with the Deprecation header of tts-large. */
+  publicDocsUrl: string;
+  limits: {
+    /** Longest `text` of a synthesis request (decisions.md point 6). */
+    maxTextChars: number;
+    /** Largest transcription upload or URL download (25 MB, interface.md Limits). */
+    maxUploadBytes: number;
+    /** Largest JSON body on the other routes. */
+    maxJsonBytes: number;
+  };
+  rateLimits: { synthesis: RateLimit; transcription: RateLimit; management: RateLimit };
+  synthesis: {
+    /** Send SSE chunk data as JSON `{"audio","done"}` instead of bare base64 (newer wire format). */
+    jsonChunks: boolean;
+    /** eSpeak NG worker threads. */
+    espeakWorkers: number;
+    /** espeak-ng-data for Piper packs that do not ship their own (Debian package espeak-ng-data). */
+    espeakDataDir: string;
+    /** Neural TTS threads per loaded voice. */
+    numThreads: number;
+  };
+  transcription: {
+    /** Worker threads running synchronous sherpa calls (VAD, streaming ASR, diarization). */
+    workers: number;
+    /** Tasks allowed to wait for a worker; beyond that requests get 503. */
+    queueSize: number;
+    urlConnectTimeoutMs: number;
+    urlTotalTimeoutMs: number;
+    urlMaxRedirects: number;
+    /** A pause longer than this ends an utterance (seconds). */
+    utterancePauseSeconds: number;
+    /** Cosine-distance threshold of diarization clustering when the speaker count is unknown. */
+    diarizationThreshold: number;
+  };
+  webhooks: {
+    retries: number;
+    backoffBaseMs: number;
+    backoffCapMs: number;
+    timeoutMs: number;
+    /** Jobs run at once by this process. */
+    concurrency: number;
+    /** How often the runner looks for due jobs when idle. */
+    pollMs: number;
+    /** A job locked longer than this by a process that died is taken up again. */
+    staleLockMs: number;
+  };
+}
+
+export const defaultConfig: Config = {
+  port: 8080,
+  host: '0.0.0.0',
+  dataDir: './data',
+  modelsDir: './models',
+  databaseUrl: '',
+  apiKey: '',
+  allowedPrivateHosts: [],
+  logLevel: 'info',
+  publicDocsUrl: '/docs#tag/tts-v2',
+  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024 },
+  rateLimits: {
+    synthesis: { perMinute: 600, burst: 60 },
+    transcription: { perMinute: 120, burst: 20 },
+    management: { perMinute: 600, burst: 60 },
+  },
+  synthesis: {
+    jsonChunks: false,
+    espeakWorkers: 1,
+    espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
+    numThreads: 1,
+  },
+  transcription: {
+    workers: 2,
+    queueSize: 32,
+    urlConnectTimeoutMs: 5_000,
+    urlTotalTimeoutMs: 60_000,
+    urlMaxRedirects: 3,
+    utterancePauseSeconds: 0.8,
+    diarizationThreshold: 0.5,
+  },
+  webhooks: {
+    retries: 10,
+    backoffBaseMs: 2_000,
+    backoffCapMs: 300_000,
+    timeoutMs: 10_000,
+    concurrency: 2,
+    pollMs: 1_000,
+    staleLockMs: 120_000,
+  },
+};
+
+/** Short env names of the README, mapped onto config paths. */
+const envAliases: Record<string, string[]> = {
+  PORT: ['port'],
+  HOST: ['host'],
+  DATABASE_URL: ['databaseUrl'],
+  PARLEY_API_KEY: ['apiKey'],
+  PARLEY_DATA_DIR: ['dataDir'],
+  PARLEY_MODELS_DIR: ['modelsDir'],
+  PARLEY_ALLOWED_PRIVATE_HOSTS: ['allowedPrivateHosts'],
+  PARLEY_LOG_LEVEL: ['logLevel'],
+  PARLEY_WEBHOOK_BACKOFF_MS: ['webhooks', 'backoffBaseMs'],
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+
+function toUpperSnake(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+function leafPaths(obj: object, prefix: string[] = []): string[][] {
+  return Object.entries(obj).flatMap(([k, v]) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? leafPaths(v, [...prefix, k]) : [[...prefix, k]],
+  );
+}
+
+function getAt(obj: any, p: string[]): any {
+  return p.reduce((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+function setAt(obj: any, p: string[], value: unknown): void {
+  const last = p[p.length - 1]!;
+  const parent = p.slice(0, -1).reduce((o, k) => (o[k] ??= {}), obj);
+  parent[last] = value;
+}
+
+/** Parse an env string into the type of the default at that path. */
+function parseEnvValue(raw: string, sample: unknown, name: string, problems: string[]): unknown {
+  if (typeof sample === 'number') {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n)) problems.push(`${name} must be a number (got "${raw}")`);
+    return n;
+  }
+  if (typeof sample === 'boolean') {
+    if (!['true', 'false', '1', '0'].includes(raw)) problems.push(`${name} must be true or false (got "${raw}")`);
+    return raw === 'true' || raw === '1';
+  }
+  if (Array.isArray(sample)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return raw;
+}
+
+function merge(target: any, source: any, problems: string[], where: string, pathSoFar: string[] = []): void {
+  for (const [k, v] of Object.entries(source ?? {})) {
+    const p = [...pathSoFar, k];
+    const current = getAt(defaultConfig, p);
+    if (current === undefined) {
+      problems.push(`${where}: unknown option "${p.join('.')}"`);
+    } else if (current !== null && typeof current === 'object' && !Array.isArray(current)) {
+      merge(target, v, problems, where, p);
+    } else {
+      setAt(target, p, v);
+    }
+  }
+}
+
+function validate(config: Config, problems: string[]): void {
+  for (const p of leafPaths(defaultConfig)) {
+    const want = getAt(defaultConfig, p);
+    const got = getAt(config, p);
+    const name = p.join('.');
+    if (Array.isArray(want)) {
+      if (!Array.isArray(got) || got.some((x) => typeof x !== 'string')) problems.push(`${name} must be a list of strings`);
+    } else if (typeof got !== typeof want) {
+      problems.push(`${name} must be a ${typeof want}`);
+    } else if (typeof got === 'number' && (got < 0 || !Number.isFinite(got))) {
+      problems.push(`${name} must be a non-negative number`);
+    }
+  }
+  if (config.port > 65535 || !Number.isInteger(config.port)) problems.push('port must be an integer 0..65535');
+  if (config.databaseUrl && !/^(postgres|postgresql):\/\//.test(config.databaseUrl) && !config.databaseUrl.startsWith('sqlite:'))
+    problems.push('databaseUrl must start with postgres:// (or sqlite:<file>)');
+  if (config.apiKey && !/^sk_[A-Za-z0-9]{32,}$/.test(config.apiKey))
+    problems.push('PARLEY_API_KEY must look like sk_ followed by at least 32 letters or digits');
+  if (config.transcription.workers < 1) problems.push('transcription.workers must be at least 1');
+  if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    Object.values(o).forEach(deepFreeze);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/**
+ * Build the config from defaults, file, env and explicit overrides (tests pass overrides).
+ * Reports every bad field in one ConfigError.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> | Record<string, unknown> = {}): Config {
+  const problems: string[] = [];
+  const config: any = structuredClone(defaultConfig);
+
+  const file = env.PARLEY_CONFIG || (existsSync('parley.config.json') ? 'parley.config.json' : '');
+  if (file) {
+    try {
+      merge(config, JSON.parse(readFileSync(file, 'utf8')) as Json, problems, file);
+    } catch (err) {
+      problems.push(`${file}: ${(err as Error).message}`);
+    }
+  }
+
+  for (const p of leafPaths(defaultConfig)) {
+    const name = 'PARLEY_' + p.map(toUpperSnake).join('__');
+    const raw = env[name];
+    if (raw !== undefined) setAt(config, p, parseEnvValue(raw, getAt(defaultConfig, p), name, problems));
+  }
+  for (const [name, p] of Object.entries(envAliases)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') setAt(config, p, parseEnvValue(raw, getAt(defaultConfig, p), name, problems));
+  }
+
+  merge(config, overrides, problems, 'overrides');
+  validate(config, problems);
+  if (problems.length) throw new ConfigError(problems);
+
+  config.dataDir = path.resolve(config.dataDir);
+  config.modelsDir = path.resolve(config.modelsDir);
+  return deepFreeze(config as Config);
+}

@@ -1,0 +1,109 @@
+/**
+ * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
+ * on the configured port). Two encapsulated families under /api/v1 carry their own auth, rate
+ * limits and error shapes: "speech" (synthesis, voices, dictionaries) and "stt" (transcription).
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ApiKeyService } from '../accounts/api-keys.js';
+import type { Config } from '../config.js';
+import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
+import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
+import type { VoiceRegistry } from '../synthesis/voice-registry.js';
+import { bearerAuth } from './plugins/auth.js';
+import { KnownRoutes, useErrorMapping } from './plugins/error-mapping.js';
+import { rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { generateRequestId } from './plugins/request-id.js';
+import { healthRoutes, type ReadinessCheck } from './routes/health.js';
+import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
+import { voiceRoutes } from './routes/voices.js';
+import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
+
+/** A function that adds routes to a family plugin; capabilities contribute these. */
+export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
+
+export interface AppDeps {
+  config: Config;
+  apiKeys: ApiKeyService;
+  voices: VoiceRegistry;
+  clonedVoices: ClonedVoiceRepository;
+  dicts: PronunciationDictRepository;
+  rateLimitStore: RateLimitStore;
+  readiness: ReadinessCheck;
+  /** Extra routes of the speech family (synthesis), mounted under /api/v1. */
+  speechRoutes?: RouteRegistrar[];
+  /** Routes of the stt family, mounted under /api/v1/stt. */
+  sttRoutes?: RouteRegistrar[];
+  version: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Which rate-limit bucket the route draws from. */
+    rateFamily?: 'synthesis' | 'transcription' | 'management';
+  }
+}
+
+export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logger'] = true): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger,
+    genReqId: generateRequestId,
+    bodyLimit: config.limits.maxJsonBytes,
+    // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
+    forceCloseConnections: 'idle',
+  });
+
+  const knownRoutes = new KnownRoutes();
+  app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addSchema(SpeechErrorBody);
+  app.addSchema(SttErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Parley', description: 'Self-hosted speech synthesis and transcription API', version: deps.version },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  useErrorMapping(app, 'speech', knownRoutes);
+  await app.register(healthRoutes(deps.readiness));
+
+  const authenticate = bearerAuth(deps.apiKeys);
+  const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
+    rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
+  const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
+
+  await app.register(
+    async (speech) => {
+      useErrorMapping(speech, 'speech', knownRoutes);
+      speech.addHook('onRequest', authenticate);
+      speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+      await speech.register(voiceRoutes(deps));
+      await speech.register(pronunciationDictRoutes(deps));
+      for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
+    },
+    { prefix: '/api/v1' },
+  );
+
+  await app.register(
+    async (stt) => {
+      useErrorMapping(stt, 'stt', knownRoutes);
+      stt.addHook('onRequest', authenticate);
+      stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
+      for (const routes of deps.sttRoutes ?? []) await stt.register(routes);
+    },
+    { prefix: '/api/v1/stt' },
+  );
+
+  return app;
+}

@@ -1,0 +1,63 @@
+/**
+ * Turn Ajv validation errors into one sentence that names the field and the rule
+ * (decisions.md point 4: e.g. "speed must be between 0.5 and 2").
+ * Ajv runs with `verbose: true`, so each error carries its parentSchema.
+ */
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, any>;
+  message?: string;
+  parentSchema?: Record<string, any>;
+}
+
+function fieldName(e: AjvError, context?: string): string {
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') return path ? `${path}.${e.params.missingProperty}` : e.params.missingProperty;
+  return path || (context === 'querystring' ? 'query' : 'body');
+}
+
+function range(s: Record<string, any> | undefined): string | null {
+  if (!s) return null;
+  const min = s.minimum ?? s.exclusiveMinimum;
+  const max = s.maximum ?? s.exclusiveMaximum;
+  if (min !== undefined && max !== undefined) return `must be between ${min} and ${max}`;
+  if (min !== undefined) return `must be at least ${min}`;
+  if (max !== undefined) return `must be at most ${max}`;
+  return null;
+}
+
+export function validationMessage(err: { validation?: unknown[]; validationContext?: string }): string {
+  const e = (err.validation?.[0] ?? {}) as AjvError;
+  const field = fieldName(e, err.validationContext);
+  const s = e.parentSchema;
+  switch (e.keyword) {
+    case 'required':
+      return `${field} is required`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${field} ${range(s)}`;
+    case 'enum':
+      return `${field} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    case 'type':
+      return `${field} must be ${e.params.type === 'integer' ? 'an integer' : `a ${e.params.type}`}`;
+    case 'minLength':
+      return e.params.limit === 1 ? `${field} must not be empty` : `${field} must be at least ${e.params.limit} characters`;
+    case 'maxLength':
+      return `${field} must be at most ${e.params.limit} characters`;
+    case 'pattern':
+      return s?.description ? `${field} ${s.description}` : `${field} has an invalid format`;
+    case 'format':
+      return `${field} must be a valid ${e.params.format}`;
+    case 'minItems':
+      return `${field} must have at least ${e.params.limit} item(s)`;
+    case 'maxItems':
+      return `${field} must have at most ${e.params.limit} items`;
+    case 'additionalProperties':
+      return `${field} must not have the field ${e.params.additionalProperty}`;
+    default:
+      return `${field} ${e.message ?? 'is invalid'}`;
+  }
+}

@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../errors.js';
+import type { PronunciationDictRepository, PronunciationItem } from '../../store/pronunciation-dict-repository.js';
+import { speechErrors } from '../schemas/common.js';
+
+const Item = Type.Object({
+  word: Type.String({ minLength: 1, maxLength: 200 }),
+  pronunciation: Type.String({ minLength: 1, maxLength: 500 }),
+});
+const Items = Type.Array(Item, { minItems: 1, maxItems: 10_000 });
+const Dict = Type.Object({ id: Type.String(), items: Type.Array(Item), createdAt: Type.String() });
+const IdBody = Type.Object({ id: Type.String({ minLength: 1 }) });
+
+/** decisions.md point 14: list, create, replace and delete the caller's dictionaries. */
+export function pronunciationDictRoutes(deps: { dicts: PronunciationDictRepository }) {
+  const wire = (d: { id: string; items: PronunciationItem[]; createdAt: string }) => ({ id: d.id, items: d.items, createdAt: d.createdAt });
+  return async function register(app: FastifyInstance): Promise<void> {
+    const tags = ['pronunciation-dicts'];
+    app.get('/pronunciation-dicts', {
+      schema: { tags, summary: "List the caller's dictionaries", response: { 200: Type.Array(Dict), ...speechErrors } },
+      handler: async (request) => (await deps.dicts.list(request.accountId)).map(wire),
+    });
+    app.post('/pronunciation-dicts', {
+      schema: { tags, summary: 'Create a dictionary', body: Type.Object({ items: Items }), response: { 200: Dict, ...speechErrors } },
+      handler: async (request) => wire(await deps.dicts.create(request.accountId, (request.body as { items: PronunciationItem[] }).items)),
+    });
+    app.put('/pronunciation-dicts', {
+      schema: {
+        tags,
+        summary: "Replace a dictionary's items",
+        body: Type.Object({ id: Type.String({ minLength: 1 }), items: Items }),
+        response: { 200: Dict, ...speechErrors },
+      },
+      handler: async (request) => {
+        const { id, items } = request.body as { id: string; items: PronunciationItem[] };
+        const updated = await deps.dicts.update(request.accountId, id, items);
+        if (!updated) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        return wire(updated);
+      },
+    });
+    app.delete('/pronunciation-dicts', {
+      schema: {
+        tags,
+        summary: 'Delete a dictionary',
+        body: IdBody,
+        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...speechErrors },
+      },
+      handler: async (request) => {
+        const { id } = request.body as { id: string };
+        if (!(await deps.dicts.delete(request.accountId, id))) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        return { id, deleted: true };
+      },
+    });
+  };
+}

@@ -1,0 +1,90 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ModelGeneration, Voice } from '../../engines/types.js';
+import { NotFoundError } from '../../errors.js';
+import type { ClonedVoiceRepository } from '../../store/cloned-voice-repository.js';
+import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
+import { speechErrors } from '../schemas/common.js';
+
+const VoiceBody = Type.Object({
+  voiceId: Type.String(),
+  displayName: Type.String(),
+  tags: Type.Object({ language: Type.Array(Type.String()), accent: Type.String(), gender: Type.String() }),
+  sampleRate: Type.Optional(Type.Integer()),
+  engine: Type.Optional(Type.String()),
+  age: Type.Optional(Type.String()),
+});
+
+const ClonedVoiceBody = Type.Object({
+  displayName: Type.String(),
+  voiceId: Type.String(),
+  accent: Type.String(),
+  tags: Type.Array(Type.String()),
+  model: Type.String(),
+  status: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+function toWire(v: Voice) {
+  return {
+    voiceId: v.id,
+    displayName: v.displayName,
+    tags: { language: v.languages, accent: v.accent, gender: v.gender },
+    sampleRate: v.sampleRate,
+    engine: v.engine,
+    ...(v.age ? { age: v.age } : {}),
+  };
+}
+
+export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedVoiceRepository }) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    for (const model of ['tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
+      app.get(`/${model}/get_voices`, {
+        schema: {
+          tags: [model],
+          summary: `List the voices of ${model}`,
+          response: { 200: Type.Object({ voices: Type.Array(VoiceBody) }), ...speechErrors },
+        },
+        handler: async () => ({ voices: deps.voices.list(model).map(toWire) }),
+      });
+    }
+
+    app.get('/tts-large/get_cloned_voices', {
+      schema: {
+        tags: ['tts-large'],
+        summary: "List the caller's cloned voices",
+        response: { 200: Type.Object({ voices: Type.Array(ClonedVoiceBody) }), ...speechErrors },
+      },
+      handler: async (request) => {
+        const rows = await deps.clonedVoices.listForAccount(request.accountId);
+        return {
+          voices: rows.map((r) => ({
+            displayName: r.display_name,
+            voiceId: r.id,
+            accent: r.accent,
+            tags: JSON.parse(r.tags) as string[],
+            model: r.model,
+            status: r.status,
+            createdAt: r.created_at,
+          })),
+        };
+      },
+    });
+
+    app.delete('/tts-large', {
+      schema: {
+        tags: ['tts-large'],
+        summary: 'Delete a cloned voice',
+        body: Type.Object({ voiceId: Type.String({ minLength: 1 }) }),
+        response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...speechErrors },
+      },
+      handler: async (request) => {
+        const { voiceId } = request.body as { voiceId: string };
+        const deleted = await deps.clonedVoices.deleteForAccount(request.accountId, voiceId);
+        // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
+        if (!deleted) throw new NotFoundError(`No cloned voice ${voiceId}`);
+        return { voiceId, success: true };
+      },
+    });
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The composition root: opens storage, builds the services and engines from the config, builds
+ * the app and listens. Everything opened registers a releaser; close() releases in reverse.
+ */
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { ApiKeyService } from './accounts/api-keys.js';
+import type { Config } from './config.js';
+import { buildApp, type RouteRegistrar } from './http/app.js';
+import { InProcessRateLimitStore } from './http/plugins/rate-limit.js';
+import type { ReadinessReport } from './http/routes/health.js';
+import { Releasers } from './lifecycle.js';
+import { AccountRepository } from './store/account-repository.js';
+import { ApiKeyRepository } from './store/api-key-repository.js';
+import { ClonedVoiceRepository } from './store/cloned-voice-repository.js';
+import { openStore, type Store } from './store/database.js';
+import { PronunciationDictRepository } from './store/pronunciation-dict-repository.js';
+import { VoiceRegistry } from './synthesis/voice-registry.js';
+import { sql } from 'kysely';
+import { version } from './version.js';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  accounts: AccountRepository;
+  apiKeys: ApiKeyService;
+  clonedVoices: ClonedVoiceRepository;
+  dicts: PronunciationDictRepository;
+  voices: VoiceRegistry;
+  releasers: Releasers;
+  /** Named readiness checks contributed by capabilities (engines, packs, job runner). */
+  readinessChecks: Map<string, () => Promise<{ ok: boolean; detail?: unknown }>>;
+  speechRoutes: RouteRegistrar[];
+  sttRoutes: RouteRegistrar[];
+}
+
+/** Open storage and the account services: what both the server and the CLI need. */
+export async function openServices(config: Config): Promise<Services> {
+  const releasers = new Releasers();
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  releasers.add('database', () => store.close());
+  const accounts = new AccountRepository(store.db);
+  return {
+    config,
+    store,
+    accounts,
+    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts),
+    clonedVoices: new ClonedVoiceRepository(store.db),
+    dicts: new PronunciationDictRepository(store.db),
+    voices: new VoiceRegistry(),
+    releasers,
+    readinessChecks: new Map(),
+    speechRoutes: [],
+    sttRoutes: [],
+  };
+}
+
+/**
+ * PARLEY_API_KEY is accepted (stored on first sight); with no key at all, one is created and
+ * returned so the caller can print it once.
+ */
+export async function ensureFirstKey(services: Services): Promise<string | null> {
+  const { apiKeys, config } = services;
+  if (config.apiKey) {
+    if (!(await apiKeys.exists(config.apiKey))) await apiKeys.create({ name: 'env', presetKey: config.apiKey });
+    return null;
+  }
+  if ((await apiKeys.countActive()) > 0) return null;
+  return (await apiKeys.create({ name: 'default' })).key;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  /** Base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+export type CapabilityInstaller = (services: Services) => Promise<void>;
+
+export async function startServer(
+  config: Config,
+  options: { logger?: FastifyServerOptions['logger']; capabilities?: CapabilityInstaller[]; onFirstKey?: (key: string) => void } = {},
+): Promise<RunningServer> {
+  const services = await openServices(config);
+  try {
+    const firstKey = await ensureFirstKey(services);
+    if (firstKey) options.onFirstKey?.(firstKey);
+    for (const install of options.capabilities ?? []) await install(services);
+
+    const rateLimitStore = new InProcessRateLimitStore();
+    services.releasers.add('rate-limit store', () => rateLimitStore.close());
+
+    const app = await buildApp(
+      {
+        config,
+        apiKeys: services.apiKeys,
+        voices: services.voices,
+        clonedVoices: services.clonedVoices,
+        dicts: services.dicts,
+        rateLimitStore,
+        readiness: () => readiness(services),
+        speechRoutes: services.speechRoutes,
+        sttRoutes: services.sttRoutes,
+        version,
+      },
+      options.logger ?? true,
+    );
+    app.addHook('onClose', async () => services.releasers.releaseAll((msg, err) => app.log.error({ err }, msg)));
+    const address = await app.listen({ port: config.port, host: config.host });
+    const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
+    return { app, services, url, close: () => app.close() };
+  } catch (err) {
+    await services.releasers.releaseAll();
+    throw err;
+  }
+}
+
+async function readiness(services: Services): Promise<ReadinessReport> {
+  const checks: Record<string, unknown> = {};
+  let ready = true;
+  try {
+    await sql`select 1`.execute(services.store.db);
+    checks.database = { ok: true, backend: services.store.backend.name };
+  } catch (err) {
+    ready = false;
+    checks.database = { ok: false, error: (err as Error).message };
+  }
+  for (const [name, check] of services.readinessChecks) {
+    const r = await check().catch((err: Error) => ({ ok: false, detail: err.message }));
+    checks[name] = r;
+    if (!r.ok) ready = false;
+  }
+  return { ready, checks };
+}

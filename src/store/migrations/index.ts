@@ -1,0 +1,10 @@
+/**
+ * Numbered migrations, applied in name order at start and recorded by Kysely's Migrator.
+ * Add a file `NNNN-what.ts` and list it here; never edit one that has shipped.
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001-accounts-keys-voices-dicts.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001-accounts-keys-voices-dicts': m0001,
+};

@@ -1,0 +1,42 @@
+/**
+ * The voice catalogue: every voice of every loaded TTS engine, by model generation.
+ * Engines are swapped as a whole when packs are reloaded, so a lookup never sees half a reload.
+ */
+import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
+
+export interface ResolvedVoice {
+  voice: Voice;
+  engine: TtsEngine;
+}
+
+export class VoiceRegistry {
+  private byId = new Map<string, ResolvedVoice>();
+  private engines: TtsEngine[] = [];
+
+  constructor(engines: TtsEngine[] = []) {
+    this.setEngines(engines);
+  }
+
+  /** Replace the engines (start-up and pack reload). Earlier engines win on duplicate voice ids. */
+  setEngines(engines: TtsEngine[]): void {
+    const byId = new Map<string, ResolvedVoice>();
+    for (const engine of engines) {
+      for (const voice of engine.listVoices()) if (!byId.has(voice.id)) byId.set(voice.id, { voice, engine });
+    }
+    this.engines = engines;
+    this.byId = byId;
+  }
+
+  getEngines(): readonly TtsEngine[] {
+    return this.engines;
+  }
+
+  list(model: ModelGeneration): Voice[] {
+    return [...this.byId.values()].filter((r) => r.voice.models.includes(model)).map((r) => r.voice);
+  }
+
+  find(model: ModelGeneration, voiceId: string): ResolvedVoice | undefined {
+    const r = this.byId.get(voiceId);
+    return r && r.voice.models.includes(model) ? r : undefined;
+  }
+}

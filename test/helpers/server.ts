@@ -1,0 +1,49 @@
+/**
+ * Start a real Parley server for a test: temp data dir (SQLite file), port 0, real HTTP.
+ * Close it in `after()`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startServer, type CapabilityInstaller, type RunningServer } from '../../src/server.js';
+
+export interface TestServer {
+  url: string;
+  key: string;
+  accountId: string;
+  server: RunningServer;
+  config: Config;
+  /** fetch with the test key; `path` is relative to the base URL. */
+  api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
+
+export async function startTestServer(
+  options: { config?: DeepPartial<Config>; capabilities?: CapabilityInstaller[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-test-'));
+  const config = loadConfig(options.env ?? {}, {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    modelsDir: path.join(dataDir, 'models'),
+    allowedPrivateHosts: ['127.0.0.1'],
+    ...(options.config as object),
+  });
+  const server = await startServer(config, { logger: false, capabilities: options.capabilities ?? [] });
+  const created = await server.services.apiKeys.create({ name: 'test' });
+  const api = (pathname: string, init: RequestInit & { json?: unknown } = {}) => {
+    const headers = new Headers(init.headers);
+    if (!headers.has('authorization')) headers.set('authorization', `Bearer ${created.key}`);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(server.url + pathname, { ...init, headers, body });
+  };
+  return { url: server.url, key: created.key, accountId: created.account.id, server, config, api, close: () => server.close() };
+}
