@@ -1,0 +1,83 @@
+/** Domain types of transcription (decisions.md points 17-19), shared by the route, the service and jobs. */
+
+export type AgeGroup = 'infant' | 'teenager' | 'adult' | 'old';
+
+export interface TranscriptionOptions {
+  /** ISO 639-1 code or "multi" (detect). */
+  language: string;
+  wordTimestamps: boolean;
+  diarize: boolean;
+  ageDetection: boolean;
+  genderDetection: boolean;
+  emotionDetection: boolean;
+  /** metadata.filename: URL's last path segment, X-Filename / filename query, else "audio". */
+  filename: string;
+}
+
+export interface Word {
+  word: string;
+  start: number;
+  end: number;
+  speaker: string;
+}
+
+export interface Utterance {
+  text: string;
+  start: number;
+  end: number;
+  speaker: string;
+}
+
+export interface Emotions {
+  happiness: number;
+  sadness: number;
+  disgust: number;
+  fear: number;
+  anger: number;
+}
+
+export interface SpeakerBreakdown {
+  speaker: string;
+  age?: AgeGroup;
+  gender?: 'male' | 'female';
+  emotions?: Emotions;
+}
+
+export interface TranscriptionResult {
+  status: 'success';
+  request_id: string;
+  transcription: string;
+  language: string;
+  words: Word[];
+  utterances: Utterance[];
+  duration: number;
+  age?: AgeGroup;
+  gender?: 'male' | 'female';
+  emotions?: Emotions;
+  /** Per-speaker analysis when diarize and an analysis flag are set (an addition to the spec). */
+  speakers?: SpeakerBreakdown[];
+  metadata: {
+    filename: string;
+    duration: number;
+    fileSize: number;
+    /** Which analyzer produced each analysis field, e.g. {gender: "acoustic-baseline"}. */
+    analyzers?: Record<string, string>;
+  };
+}
+
+/** Audio as it arrived: raw bytes and the Content-Type that named them. */
+export interface AudioInput {
+  bytes: Uint8Array;
+  contentType: string;
+}
+
+/**
+ * The transcription use case as the route and the job runner call it: decode, VAD, recognise,
+ * diarize, analyse. Throws UnsupportedAudioError for bytes that do not decode, InvalidRequestError
+ * for a language with no recogniser, OverloadedError when the workers are saturated.
+ */
+export type Transcribe = (
+  input: AudioInput,
+  options: TranscriptionOptions,
+  context: { requestId: string; signal?: AbortSignal },
+) => Promise<TranscriptionResult>;
