@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+import { repoRoot } from '../helpers/models.js';
+
+const run = promisify(execFile);
+
+function parley(args: string[], env: NodeJS.ProcessEnv) {
+  return run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts'), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+  });
+}
+
+describe('parley keys (CLI)', () => {
+  it('creates a key that authenticates, lists it, and revoking it locks the client out', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
+    const env = { PARLEY_DATA_DIR: dataDir, DATABASE_URL: '' };
+    const created = JSON.parse((await parley(['keys', 'create', '--name', 'alice', '--json'], env)).stdout);
+    assert.match(created.key, /^sk_[A-Za-z0-9]{40}$/);
+
+    const listed = JSON.parse((await parley(['keys', 'list', '--json'], env)).stdout);
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].id, created.id);
+    assert.equal(listed[0].name, 'alice');
+    assert.ok(!JSON.stringify(listed).includes(created.key), 'the key itself is never listed');
+
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false });
+    try {
+      const ok = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
+      assert.equal(ok.status, 200);
+      await parley(['keys', 'revoke', created.id], env);
+      const revoked = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
+      assert.equal(revoked.status, 401);
+    } finally {
+      await server.close();
+    }
+    await assert.rejects(parley(['keys', 'revoke', created.id], env), /No active key/);
+  });
+
+  it('creates and prints a first key on first start, and accepts PARLEY_API_KEY', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
+    let printed = '';
+    const first = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, onFirstKey: (k) => (printed = k) });
+    try {
+      assert.match(printed, /^sk_/);
+      const r = await fetch(`${first.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${printed}` } });
+      assert.equal(r.status, 200);
+    } finally {
+      await first.close();
+    }
+    let printedAgain = '';
+    const second = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, onFirstKey: (k) => (printedAgain = k) });
+    await second.close();
+    assert.equal(printedAgain, '', 'a key is printed only on the first start');
+
+    const envKey = 'sk_' + 'E'.repeat(36);
+    const withEnv = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: mkdtempSync(path.join(tmpdir(), 'parley-cli-')) }), { logger: false });
+    try {
+      const r = await fetch(`${withEnv.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${envKey}` } });
+      assert.equal(r.status, 200);
+    } finally {
+      await withEnv.close();
+    }
+  });
+});
