@@ -1,0 +1,237 @@
+/**
+ * Synthesis output encoders (decisions.md 9-11). An encoder takes mono float chunks as the
+ * engine produces them and returns the bytes to send; concatenating every `push` and the `end`
+ * gives a complete stream (or, in 'file' mode, a complete file) of the requested format.
+ */
+import { Mp3Encoder } from '@breezystack/lamejs';
+import { encodeMuLaw } from './g711.js';
+import type { OutputFormat } from './pcm.js';
+import { createStreamingResampler, type StreamingResampler } from './resample.js';
+import { WavFormatTag, wavFile, wavHeader } from './wav.js';
+import { yieldToEventLoop } from './event-loop.js';
+
+export type EncoderMode = 'stream' | 'file';
+
+export interface AudioEncoder {
+  readonly contentType: string;
+  /** Rate of the encoded audio: the requested rate, except mp3 at a non-MPEG rate (see `mp3SampleRateFor`). */
+  readonly sampleRate: number;
+  /** Encodes the next chunk; may return an empty array (buffering, or an mp3 frame not yet full). */
+  push(samples: Float32Array): Uint8Array;
+  /** Returns the last bytes; the encoder is finished after this. */
+  end(): Uint8Array;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Float samples to int16 little-endian bytes; samples outside [-1, 1] are clamped, NaN is silence. */
+export function encodeInt16(samples: Float32Array): Uint8Array {
+  const out = new Uint8Array(samples.length * 2);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < samples.length; i++) view.setInt16(i * 2, toInt16(samples[i]), true);
+  return out;
+}
+
+function toInt16(sample: number): number {
+  const clamped = sample > 1 ? 1 : sample < -1 ? -1 : sample || 0;
+  // Round half away from zero, so a signal and its negation stay mirror images.
+  return clamped < 0 ? -Math.round(-clamped * 32767) : Math.round(clamped * 32767);
+}
+
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+/** The rates MPEG audio (MPEG-1, 2 and 2.5) can carry, hence the only ones lamejs encodes. */
+export const MP3_SAMPLE_RATES: readonly number[] = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
+
+/**
+ * The MPEG rate an mp3 is encoded at for a requested rate: the rate itself when MPEG allows it,
+ * otherwise the nearest allowed one (ties go up, to keep bandwidth). The encoder resamples to it
+ * and reports it as `sampleRate`, since an mp3 frame header can only declare these rates.
+ */
+export function mp3SampleRateFor(requested: number): number {
+  let best = MP3_SAMPLE_RATES[0];
+  for (const rate of MP3_SAMPLE_RATES) {
+    if (Math.abs(rate - requested) <= Math.abs(best - requested)) best = rate;
+  }
+  return best;
+}
+
+/** Mono speech bitrates: MPEG-2.5 at 8-12 kHz, MPEG-2 at 16-24 kHz, MPEG-1 above. */
+export function mp3BitrateFor(sampleRate: number): number {
+  if (sampleRate <= 12000) return 32;
+  if (sampleRate <= 24000) return 64;
+  return 128;
+}
+
+/** Samples handed to lamejs per call: a multiple of the 1152-sample MPEG frame. */
+const MP3_BLOCK = 1152 * 16;
+
+class Mp3StreamEncoder implements AudioEncoder {
+  readonly contentType = 'audio/mpeg';
+  private readonly lame: Mp3Encoder;
+
+  constructor(
+    readonly sampleRate: number,
+    private readonly resampler: StreamingResampler,
+  ) {
+    this.lame = new Mp3Encoder(1, sampleRate, mp3BitrateFor(sampleRate));
+  }
+
+  push(samples: Float32Array): Uint8Array {
+    return this.encode(this.resampler.process(samples));
+  }
+
+  end(): Uint8Array {
+    const tail = this.encode(this.resampler.flush());
+    return concatBytes([tail, toBytes(this.lame.flush())]);
+  }
+
+  private encode(samples: Float32Array): Uint8Array {
+    const parts: Uint8Array[] = [];
+    for (let offset = 0; offset < samples.length; offset += MP3_BLOCK) {
+      const block = samples.subarray(offset, offset + MP3_BLOCK);
+      const pcm = new Int16Array(block.length);
+      for (let i = 0; i < block.length; i++) pcm[i] = toInt16(block[i]);
+      parts.push(toBytes(this.lame.encodeBuffer(pcm)));
+    }
+    return concatBytes(parts);
+  }
+}
+
+/** lamejs returns an Int8Array view that it may reuse: copy it out as unsigned bytes. */
+function toBytes(frames: Int8Array | Uint8Array): Uint8Array {
+  return new Uint8Array(frames.buffer, frames.byteOffset, frames.length).slice();
+}
+
+/** Raw samples (int16 or mu-law), optionally preceded by a streaming WAV header. */
+class SampleStreamEncoder implements AudioEncoder {
+  private header: Uint8Array | undefined;
+
+  constructor(
+    readonly contentType: string,
+    readonly sampleRate: number,
+    private readonly encodeSamples: (samples: Float32Array) => Uint8Array,
+    header?: Uint8Array,
+  ) {
+    this.header = header;
+  }
+
+  push(samples: Float32Array): Uint8Array {
+    const body = this.encodeSamples(samples);
+    if (!this.header) return body;
+    const out = concatBytes([this.header, body]);
+    this.header = undefined;
+    return out;
+  }
+
+  end(): Uint8Array {
+    const header = this.header ?? EMPTY;
+    this.header = undefined;
+    return header;
+  }
+}
+
+/** Buffers everything and writes one WAV file with exact sizes at the end. */
+class WavFileEncoder implements AudioEncoder {
+  readonly contentType = 'audio/wav';
+  private readonly parts: Uint8Array[] = [];
+
+  constructor(
+    readonly sampleRate: number,
+    private readonly formatTag: number,
+    private readonly bitsPerSample: number,
+    private readonly encodeSamples: (samples: Float32Array) => Uint8Array,
+  ) {}
+
+  push(samples: Float32Array): Uint8Array {
+    this.parts.push(this.encodeSamples(samples));
+    return EMPTY;
+  }
+
+  end(): Uint8Array {
+    const data = concatBytes(this.parts);
+    this.parts.length = 0;
+    return wavFile(data, {
+      sampleRate: this.sampleRate,
+      channels: 1,
+      bitsPerSample: this.bitsPerSample,
+      formatTag: this.formatTag,
+    });
+  }
+}
+
+/**
+ * An encoder for one synthesis response.
+ * - 'stream' (the SSE endpoint): pcm = raw int16 LE; wav = 44-byte header with 0xFFFFFFFF sizes,
+ *   then int16 LE; mp3 = MPEG frames; mulaw = raw G.711 mu-law bytes.
+ * - 'file': wav and mulaw are buffered and come out of `end()` as one WAV file with exact sizes
+ *   (mulaw as format tag 7, 8-bit); pcm and mp3 are the same as in 'stream'. For /get_speech
+ *   use `encodeWholeFile`, which also applies the `add_wav_header` rule.
+ */
+export async function createEncoder(format: OutputFormat, sampleRate: number, mode: EncoderMode): Promise<AudioEncoder> {
+  if (!Number.isInteger(sampleRate) || sampleRate < 1) throw new RangeError(`Invalid sample rate: ${sampleRate}`);
+  switch (format) {
+    case 'pcm':
+      return new SampleStreamEncoder('audio/pcm', sampleRate, encodeInt16);
+    case 'wav':
+      if (mode === 'file') return new WavFileEncoder(sampleRate, WavFormatTag.pcm, 16, encodeInt16);
+      return new SampleStreamEncoder(
+        'audio/wav',
+        sampleRate,
+        encodeInt16,
+        wavHeader({ sampleRate, channels: 1, bitsPerSample: 16, formatTag: WavFormatTag.pcm, dataBytes: undefined }),
+      );
+    case 'mulaw':
+      if (mode === 'file') return new WavFileEncoder(sampleRate, WavFormatTag.muLaw, 8, encodeMuLaw);
+      return new SampleStreamEncoder('audio/x-mulaw', sampleRate, encodeMuLaw);
+    case 'mp3': {
+      const mpegRate = mp3SampleRateFor(sampleRate);
+      return new Mp3StreamEncoder(mpegRate, await createStreamingResampler(sampleRate, mpegRate));
+    }
+    default:
+      throw new RangeError(`Unknown output format: ${String(format)}`);
+  }
+}
+
+export interface EncodedFile {
+  contentType: string;
+  bytes: Uint8Array;
+  /** The rate of the encoded audio (differs from the request only for mp3, see `mp3SampleRateFor`). */
+  sampleRate: number;
+}
+
+/**
+ * A whole /get_speech file (decisions.md 11): pcm and wav → PCM int16 WAV (audio/wav); mp3 →
+ * audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false` (the legacy
+ * `add_wav_header: false`) drops the WAV header: raw int16 (audio/pcm) for pcm and wav, raw
+ * mu-law (audio/x-mulaw) for mulaw; mp3 is unaffected.
+ */
+export async function encodeWholeFile(
+  format: OutputFormat,
+  samples: Float32Array,
+  sampleRate: number,
+  options: { wavHeader: boolean },
+): Promise<EncodedFile> {
+  const encoder = options.wavHeader
+    ? await createEncoder(format === 'pcm' ? 'wav' : format, sampleRate, 'file')
+    : await createEncoder(format === 'wav' ? 'pcm' : format, sampleRate, 'stream');
+  // Feed long texts in slices so the mp3 encoder does not hold the event loop for the whole file.
+  const slice = 10 * sampleRate;
+  const parts: Uint8Array[] = [];
+  for (let offset = 0; offset < samples.length; offset += slice) {
+    parts.push(encoder.push(samples.subarray(offset, offset + slice)));
+    if (offset + slice < samples.length) await yieldToEventLoop();
+  }
+  parts.push(encoder.end());
+  return { contentType: encoder.contentType, bytes: concatBytes(parts), sampleRate: encoder.sampleRate };
+}
