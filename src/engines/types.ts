@@ -36,6 +36,11 @@ export interface SynthesisOptions {
 /** A text-to-speech engine: one adapter per engine family (espeak-ng, sherpa VITS/Kokoro/...). */
 export interface TtsEngine {
   readonly name: string;
+  /**
+   * True when the engine spells out numbers, dates and abbreviations itself (eSpeak NG does, in
+   * every language it speaks); the synthesis use case then skips its own normaliser.
+   */
+  readonly normalizesText?: boolean;
   /** Voices this engine serves now. */
   listVoices(): Voice[];
   /**

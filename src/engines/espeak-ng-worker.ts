@@ -1,0 +1,136 @@
+/**
+ * Worker-thread side of the built-in eSpeak NG engine (espeak-ng-tts.ts is the main-thread side).
+ * The Emscripten build synthesises synchronously, so it lives here, off the event loop. One
+ * request at a time: the main thread never sends a second one before this worker answered `done`.
+ *
+ * Protocol (main → worker): `{ type: 'synthesize', id, text, voice, rate }`.
+ * Worker → main: `ready` (with the voice names of the bundled data) or `init-error` once, then per
+ * request any number of `chunk` (Float32Array PCM at 22.05 kHz, transferred), then `done` or `error`.
+ * Abort: the main thread writes the request id into the shared `cancel` cell; the synthesis
+ * callback reads it and tells eSpeak to stop, so an abort takes effect within one eSpeak buffer.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+
+export interface EspeakWorkerData {
+  /** Int32Array(1) over a SharedArrayBuffer: id of the request the main thread wants stopped. */
+  cancel: SharedArrayBuffer;
+}
+
+export interface SynthesizeMessage {
+  type: 'synthesize';
+  id: number;
+  /** Plain text; escaped here because the bundled build parses its input as SSML. */
+  text: string;
+  /** eSpeak voice name with variant, e.g. "en-us+f3". */
+  voice: string;
+  /** Words per minute, already clamped to eSpeak's range. */
+  rate: number;
+}
+
+export type WorkerReply =
+  /** voiceNames: file names of the bundled voices, lower case. */
+  | { type: 'ready'; voiceNames: string[] }
+  | { type: 'init-error'; message: string }
+  | { type: 'chunk'; id: number; samples: Float32Array }
+  | { type: 'done'; id: number; aborted: boolean }
+  | { type: 'error'; id: number; message: string };
+
+interface EspeakEvent {
+  type: string;
+}
+
+/** The part of the Emscripten module's eSpeakNGWorker class used here. */
+interface EspeakInstance {
+  set_voice(name: string): number;
+  set_rate(wordsPerMinute: number): number;
+  list_voices(): { identifier: string; name: string; languages: { priority: number; name: string }[] }[];
+  /** Calls back with int16 PCM and its events; returning true stops the synthesis. */
+  synthesize(text: string, callback: (samples: Int16Array | undefined, events: EspeakEvent[]) => boolean): void;
+}
+
+interface EspeakModule {
+  eSpeakNGWorker: new () => EspeakInstance;
+}
+
+// Keeps worker→main messages big enough to be cheap but small enough to stream: eSpeak's own
+// buffers are ~50 ms; we flush at each clause end, or once this much audio has piled up.
+const maxBufferedSamples = 22050;
+
+const port = parentPort;
+if (!port) throw new Error('espeak-ng-worker must run in a worker thread');
+const cancel = new Int32Array((workerData as EspeakWorkerData).cancel);
+
+function escapeForSsml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+function toFloat(chunks: Int16Array[], total: number): Float32Array {
+  const out = new Float32Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    for (let i = 0; i < chunk.length; i++) out[offset + i] = chunk[i]! / 32768;
+    offset += chunk.length;
+  }
+  return out;
+}
+
+function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void {
+  const { id } = message;
+  if (instance.set_voice(message.voice) !== 0) {
+    port!.postMessage({ type: 'error', id, message: `eSpeak has no voice "${message.voice}"` } satisfies WorkerReply);
+    return;
+  }
+  instance.set_rate(message.rate);
+
+  let pending: Int16Array[] = [];
+  let pendingLength = 0;
+  let aborted = false;
+  const flush = (): void => {
+    if (pendingLength === 0) return;
+    const samples = toFloat(pending, pendingLength);
+    pending = [];
+    pendingLength = 0;
+    port!.postMessage({ type: 'chunk', id, samples } satisfies WorkerReply, [samples.buffer as ArrayBuffer]);
+  };
+
+  instance.synthesize(escapeForSsml(message.text), (samples, events) => {
+    if (Atomics.load(cancel, 0) === id) {
+      aborted = true;
+      return true;
+    }
+    if (samples && samples.length > 0) {
+      pending.push(samples);
+      pendingLength += samples.length;
+    }
+    if (events.some((e) => e.type === 'end') || pendingLength >= maxBufferedSamples) flush();
+    return false;
+  });
+  if (!aborted) flush();
+  port!.postMessage({ type: 'done', id, aborted } satisfies WorkerReply);
+}
+
+async function start(): Promise<void> {
+  let instance: EspeakInstance;
+  try {
+    // The package ships no type declarations; the specifier in a variable keeps tsc from asking.
+    const specifier = '@echogarden/espeak-ng-emscripten';
+    const { default: createModule } = (await import(specifier)) as { default: () => Promise<EspeakModule> };
+    const module = await createModule();
+    instance = new module.eSpeakNGWorker();
+  } catch (err) {
+    port!.postMessage({ type: 'init-error', message: (err as Error).message } satisfies WorkerReply);
+    return;
+  }
+  // Voice files are found by file name, case-insensitively ("en-us" for gmw/en-US).
+  const voiceNames = instance.list_voices().map((v) => v.identifier.slice(v.identifier.lastIndexOf('/') + 1).toLowerCase());
+  port!.on('message', (message: SynthesizeMessage) => {
+    try {
+      synthesize(instance, message);
+    } catch (err) {
+      port!.postMessage({ type: 'error', id: message.id, message: (err as Error).message } satisfies WorkerReply);
+    }
+  });
+  port!.postMessage({ type: 'ready', voiceNames } satisfies WorkerReply);
+}
+
+void start();

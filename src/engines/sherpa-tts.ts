@@ -1,0 +1,307 @@
+/**
+ * Neural TTS model packs (Piper/VITS, Kokoro, Matcha, Kitten) through sherpa-onnx's OfflineTts.
+ * Only the async calls are used (createAsync, generateAsync), which run on libuv's thread pool,
+ * so the event loop never waits for inference. Packs must be verified (src/models/verify.ts)
+ * before they reach this file: sherpa ends the whole process on a malformed model.
+ *
+ * One engine serves the packs it is given, and loads them all when created: listing voices needs
+ * each model's speaker count and sample rate, which only a load tells for sure. Callers that
+ * want one failing pack not to take the others down create one engine per pack; the factory
+ * throws an EngineError naming the pack that failed.
+ */
+import { createRequire } from 'node:module';
+import { AbortedError, EngineError } from '../errors.js';
+import type { ModelPack, PackKind, PackVoice } from '../models/pack.js';
+import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
+
+/** Where Debian's espeak-ng-data package puts the data Piper voices phonemise with. */
+export const debianEspeakDataDir = '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
+
+export interface SherpaTtsOptions {
+  /** espeak-ng-data for packs that ship none. Default: Debian's path. */
+  espeakDataDir?: string;
+  /** ONNX Runtime intra-op threads per model. Default 1: the target machine has few cores. */
+  numThreads?: number;
+}
+
+export type TtsPackKind = Extract<PackKind, 'tts-vits' | 'tts-kokoro' | 'tts-matcha' | 'tts-kitten'>;
+
+/** The parts of sherpa-onnx-node's OfflineTtsConfig (lib/types.js) that Parley fills. */
+export interface OfflineTtsConfig {
+  model: {
+    vits?: { model: string; tokens: string; lexicon?: string; dataDir?: string };
+    matcha?: { acousticModel: string; vocoder: string; tokens: string; lexicon?: string; dataDir?: string };
+    kokoro?: { model: string; voices: string; tokens: string; lexicon?: string; dataDir?: string };
+    kitten?: { model: string; voices: string; tokens: string; dataDir?: string };
+    numThreads: number;
+    provider: 'cpu';
+    debug: boolean;
+  };
+  /** 1 = sherpa hands back audio after every sentence. */
+  maxNumSentences: number;
+}
+
+interface ProgressInfo {
+  samples: Float32Array;
+  progress: number;
+}
+
+interface SherpaOfflineTts {
+  readonly numSpeakers: number;
+  readonly sampleRate: number;
+  generateAsync(request: {
+    text: string;
+    sid: number;
+    speed: number;
+    /** Returning 0 or false stops generation before the next sentence. */
+    onProgress?: (info: ProgressInfo) => number | boolean;
+  }): Promise<{ samples: Float32Array; sampleRate: number }>;
+}
+
+interface SherpaOnnxTtsModule {
+  OfflineTts: { createAsync(config: OfflineTtsConfig): Promise<SherpaOfflineTts> };
+}
+
+const models: ModelGeneration[] = ['tts-large', 'tts-v2', 'tts-v3.1'];
+
+function isTtsPackKind(kind: PackKind): kind is TtsPackKind {
+  return kind === 'tts-vits' || kind === 'tts-kokoro' || kind === 'tts-matcha' || kind === 'tts-kitten';
+}
+
+function requireFile(pack: ModelPack, role: string): string {
+  const path = pack.files[role];
+  if (!path) throw new EngineError(`TTS pack ${pack.id} (${pack.kind}) has no "${role}" file`);
+  return path;
+}
+
+/**
+ * Phonemiser data for a pack: its own espeak-ng-data first; none when it has a lexicon instead
+ * (sherpa ignores the lexicon when dataDir is set); else the shared espeak-ng-data.
+ */
+function phonemizer(pack: ModelPack, espeakDataDir: string): { lexicon?: string; dataDir?: string } {
+  if (pack.files.dataDir) return { dataDir: pack.files.dataDir };
+  if (pack.files.lexicon) return { lexicon: pack.files.lexicon };
+  return { dataDir: espeakDataDir };
+}
+
+/** The sherpa OfflineTtsConfig for one pack. */
+export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions = {}): OfflineTtsConfig {
+  const espeakDataDir = options.espeakDataDir ?? debianEspeakDataDir;
+  const base = { numThreads: options.numThreads ?? 1, provider: 'cpu' as const, debug: false };
+  const tokens = requireFile(pack, 'tokens');
+  let model: OfflineTtsConfig['model'];
+  switch (pack.kind) {
+    case 'tts-vits':
+      model = { ...base, vits: { model: requireFile(pack, 'model'), tokens, ...phonemizer(pack, espeakDataDir) } };
+      break;
+    case 'tts-matcha':
+      model = {
+        ...base,
+        matcha: {
+          acousticModel: requireFile(pack, 'acousticModel'),
+          vocoder: requireFile(pack, 'vocoder'),
+          tokens,
+          ...phonemizer(pack, espeakDataDir),
+        },
+      };
+      break;
+    case 'tts-kokoro':
+      // Multilingual Kokoro needs both its lexicons and espeak-ng-data, so both are passed.
+      model = {
+        ...base,
+        kokoro: {
+          model: requireFile(pack, 'model'),
+          voices: requireFile(pack, 'voices'),
+          tokens,
+          dataDir: pack.files.dataDir ?? espeakDataDir,
+          ...(pack.files.lexicon ? { lexicon: pack.files.lexicon } : {}),
+        },
+      };
+      break;
+    case 'tts-kitten':
+      model = {
+        ...base,
+        kitten: {
+          model: requireFile(pack, 'model'),
+          voices: requireFile(pack, 'voices'),
+          tokens,
+          dataDir: pack.files.dataDir ?? espeakDataDir,
+        },
+      };
+      break;
+    default:
+      throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
+  }
+  return { model, maxNumSentences: 1 };
+}
+
+/** Accent for packs that declare none, from the espeak voice Piper records in its metadata. */
+function defaultAccent(pack: ModelPack): string {
+  const espeakVoice = (pack.metadata.voice ?? '').toLowerCase();
+  if (espeakVoice === 'en-us') return 'american';
+  if (espeakVoice === 'en-gb' || espeakVoice === 'en-gb-x-rp') return 'british';
+  return 'neutral';
+}
+
+/** One voice per speaker id; pack.voices entries override names, gender, accent and languages. */
+export function buildPackVoices(pack: ModelPack, numSpeakers: number, sampleRate: number): Voice[] {
+  const declared = new Map<number, PackVoice>(pack.voices.map((v) => [v.speakerId, v]));
+  const single = numSpeakers <= 1;
+  const voices: Voice[] = [];
+  for (let sid = 0; sid < Math.max(1, numSpeakers); sid++) {
+    const d = declared.get(sid);
+    const gender: Gender = d?.gender ?? 'neutral';
+    voices.push({
+      id: d?.id ?? (single ? pack.id : `${pack.id}-${sid}`),
+      displayName: d?.displayName ?? (single ? pack.id : `${pack.id} speaker ${sid}`),
+      languages: d?.languages ?? pack.languages,
+      accent: d?.accent ?? defaultAccent(pack),
+      gender,
+      sampleRate,
+      engine: `sherpa-${pack.kind.slice('tts-'.length)}`,
+      models,
+    });
+  }
+  return voices;
+}
+
+interface LoadedPack {
+  pack: ModelPack;
+  tts: SherpaOfflineTts;
+  /**
+   * Tail of this model's generation queue. Generations on one model run one after another: the
+   * espeak-ng phonemiser inside sherpa is process-global state, and on a small machine parallel
+   * runs of one model only split the same cores.
+   */
+  tail: Promise<void>;
+}
+
+class SherpaTtsEngine implements TtsEngine {
+  readonly name = 'sherpa-onnx';
+  private readonly voices: Voice[] = [];
+  private readonly byVoiceId = new Map<string, { loaded: LoadedPack; sid: number }>();
+  private closed = false;
+
+  constructor(loaded: LoadedPack[]) {
+    for (const l of loaded) {
+      buildPackVoices(l.pack, l.tts.numSpeakers, l.tts.sampleRate).forEach((voice, sid) => {
+        if (this.byVoiceId.has(voice.id)) return;
+        this.voices.push(voice);
+        this.byVoiceId.set(voice.id, { loaded: l, sid });
+      });
+    }
+  }
+
+  listVoices(): Voice[] {
+    return this.voices;
+  }
+
+  /**
+   * `speed` goes to sherpa's speed (length scale = model length scale / speed). `consistency` is
+   * not applied: VITS/Matcha noise scales are load-time settings in sherpa-onnx-node 1.13.8
+   * (OfflineTtsVitsModelConfig) with no per-request override, so every request uses the model's
+   * defaults (noise 0.667, duration noise 0.8).
+   */
+  async *synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {
+    const target = this.byVoiceId.get(voice.id);
+    if (!target || this.closed) throw new EngineError(`No loaded TTS model serves voice ${voice.id}`);
+    const { loaded, sid } = target;
+    const { signal } = options;
+    if (signal?.aborted) throw new AbortedError();
+
+    const chunks: Float32Array[] = [];
+    let finished = false;
+    let failure: Error | undefined;
+    let stopped = false;
+    let wake: (() => void) | undefined;
+    const notify = (): void => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+
+    const previous = loaded.tail;
+    const run = previous.then(async () => {
+      if (stopped || signal?.aborted) return;
+      try {
+        await loaded.tts.generateAsync({
+          text,
+          sid,
+          speed: options.speed,
+          onProgress: ({ samples }) => {
+            if (stopped || signal?.aborted) return 0;
+            // Copied: the array may be a view of native memory that sherpa reuses after we return.
+            if (samples.length > 0) chunks.push(samples.slice());
+            notify();
+            return 1;
+          },
+        });
+      } catch (err) {
+        failure = new EngineError(`TTS model ${loaded.pack.id} failed: ${(err as Error).message}`);
+      } finally {
+        finished = true;
+        notify();
+      }
+    });
+    loaded.tail = run;
+
+    const onAbort = (): void => notify();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) throw new AbortedError();
+        const chunk = chunks.shift();
+        if (chunk) {
+          yield chunk;
+          continue;
+        }
+        if (failure) throw failure;
+        if (finished) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    } finally {
+      // Also reached when the consumer stops iterating: sherpa stops before its next sentence.
+      stopped = true;
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Let running generations end; sherpa frees the native models when they are collected.
+    await Promise.all([...new Set([...this.byVoiceId.values()].map((t) => t.loaded.tail))]);
+    this.byVoiceId.clear();
+  }
+}
+
+let sherpaModule: SherpaOnnxTtsModule | undefined;
+
+/** Loads the native addon on first use, so importing this file costs nothing. */
+function loadSherpa(): SherpaOnnxTtsModule {
+  if (!sherpaModule) {
+    try {
+      sherpaModule = createRequire(import.meta.url)('sherpa-onnx-node') as SherpaOnnxTtsModule;
+    } catch (err) {
+      throw new EngineError(`Cannot load sherpa-onnx-node (reinstall it with npm ci): ${(err as Error).message}`);
+    }
+  }
+  return sherpaModule;
+}
+
+/** Loads every pack (one after another, so start-up does not take every core at once). */
+export async function createSherpaTtsEngine(packs: ModelPack[], options: SherpaTtsOptions = {}): Promise<TtsEngine> {
+  const sherpa = loadSherpa();
+  const loaded: LoadedPack[] = [];
+  for (const pack of packs) {
+    if (!isTtsPackKind(pack.kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
+    const config = buildOfflineTtsConfig(pack, options);
+    let tts: SherpaOfflineTts;
+    try {
+      tts = await sherpa.OfflineTts.createAsync(config);
+    } catch (err) {
+      throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
+    }
+    loaded.push({ pack, tts, tail: Promise.resolve() });
+  }
+  return new SherpaTtsEngine(loaded);
+}

@@ -1,0 +1,85 @@
+/**
+ * A model pack: one folder under the models dir holding the files of one upstream sherpa-onnx
+ * release archive (as it unpacks), or described by a small pack.json. Engines take packs; they
+ * never look at folders themselves.
+ */
+import type { Gender } from '../engines/types.js';
+
+export type PackKind =
+  | 'tts-vits'
+  | 'tts-kokoro'
+  | 'tts-matcha'
+  | 'tts-kitten'
+  | 'asr-online-transducer'
+  | 'asr-offline-transducer'
+  | 'asr-nemo-transducer'
+  | 'asr-nemo-ctc'
+  | 'asr-zipformer-ctc'
+  | 'asr-whisper'
+  | 'asr-sense-voice'
+  | 'asr-moonshine'
+  | 'asr-paraformer'
+  | 'vad-silero'
+  | 'diarization-segmentation'
+  | 'speaker-embedding'
+  | 'audio-tagging';
+
+export const packKinds: readonly PackKind[] = [
+  'tts-vits',
+  'tts-kokoro',
+  'tts-matcha',
+  'tts-kitten',
+  'asr-online-transducer',
+  'asr-offline-transducer',
+  'asr-nemo-transducer',
+  'asr-nemo-ctc',
+  'asr-zipformer-ctc',
+  'asr-whisper',
+  'asr-sense-voice',
+  'asr-moonshine',
+  'asr-paraformer',
+  'vad-silero',
+  'diarization-segmentation',
+  'speaker-embedding',
+  'audio-tagging',
+];
+
+export function isTtsKind(kind: PackKind): boolean {
+  return kind.startsWith('tts-');
+}
+
+export function isAsrKind(kind: PackKind): boolean {
+  return kind.startsWith('asr-');
+}
+
+/** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */
+export interface PackVoice {
+  speakerId: number;
+  id?: string;
+  displayName?: string;
+  gender?: Gender;
+  accent?: string;
+  languages?: string[];
+}
+
+export interface ModelPack {
+  /** The folder name: stable, what logs, /readyz and `parley models` call it. */
+  id: string;
+  /** Absolute path of the folder. */
+  dir: string;
+  kind: PackKind;
+  /**
+   * Absolute paths by role: model, tokens, encoder, decoder, joiner, voices, lexicon, dataDir,
+   * labels, bpeVocab, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder.
+   */
+  files: Record<string, string>;
+  /** ISO 639-1 codes; "multi" for recognisers that detect the language. */
+  languages: string[];
+  voices: PackVoice[];
+  /** ONNX metadata of the main model (Piper: voice, sample_rate, n_speakers...), when read. */
+  metadata: Record<string, string>;
+  /** Expected sha256 by file name relative to dir (from pack.json or the catalogue). */
+  sha256?: Record<string, string>;
+  /** Catalogue id when the pack came from `parley models pull`. */
+  catalogueId?: string;
+}

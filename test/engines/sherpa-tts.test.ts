@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
+import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
+import { AbortedError, EngineError } from '../../src/errors.js';
+import type { ModelPack } from '../../src/models/pack.js';
+
+const modelsDir =
+  process.env.PARLEY_TEST_MODELS_DIR ?? resolve(fileURLToPath(new URL('../../../shared/models', import.meta.url)));
+
+/** A hand-built pack for the synthetic Piper fixtures (see their READMEs). */
+function fixturePack(id: string, extra: Partial<ModelPack> = {}): ModelPack {
+  const dir = join(modelsDir, id);
+  return {
+    id,
+    dir,
+    kind: 'tts-vits',
+    files: { model: join(dir, 'model.onnx'), tokens: join(dir, 'tokens.txt') },
+    languages: ['en'],
+    voices: [],
+    metadata: { voice: 'en-us' },
+    ...extra,
+  };
+}
+
+const onePack = fixturePack('fake-piper-tones-en_US-16k');
+const twoPack = fixturePack('fake-piper-tones-en_US-22k-2spk', {
+  voices: [{ speakerId: 1, displayName: 'Second speaker', gender: 'female' }],
+});
+const haveFixtures = existsSync(onePack.files.model!) && existsSync(twoPack.files.model!);
+
+const threeSentences = 'The first sentence is here. Then comes a second, longer sentence with more words. And a third one.';
+
+async function collect(chunks: AsyncIterable<Float32Array>): Promise<Float32Array[]> {
+  const parts: Float32Array[] = [];
+  for await (const c of chunks) parts.push(c);
+  return parts;
+}
+
+function join32(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Mean frequency of the audible part, from zero crossings (the fixtures emit pure tones). */
+function meanFrequency(x: Float32Array, sampleRate: number): number {
+  let crossings = 0;
+  let voiced = 0;
+  for (let i = 1; i < x.length; i++) {
+    if (Math.abs(x[i]!) > 1e-4 || Math.abs(x[i - 1]!) > 1e-4) voiced++;
+    if ((x[i - 1]! < 0 && x[i]! >= 0) || (x[i - 1]! >= 0 && x[i]! < 0)) crossings++;
+  }
+  return crossings / 2 / (voiced / sampleRate);
+}
+
+/**
+ * Spies on the real sherpa generateAsync (same module instance as the engine's): logs 'sentence'
+ * each time sherpa reports a finished sentence through onProgress. Tests add their own entries.
+ */
+function spyOnSherpaProgress(): { events: string[]; restore: () => void } {
+  type Request = { onProgress?: (info: unknown) => unknown };
+  const sherpa = createRequire(import.meta.url)('sherpa-onnx-node') as {
+    OfflineTts: { prototype: { generateAsync: (req: Request) => Promise<unknown> } };
+  };
+  const proto = sherpa.OfflineTts.prototype;
+  const original = proto.generateAsync;
+  const events: string[] = [];
+  proto.generateAsync = function (this: unknown, req: Request) {
+    const inner = req.onProgress;
+    return original.call(this, {
+      ...req,
+      onProgress: (info: unknown) => {
+        events.push('sentence');
+        return inner?.(info);
+      },
+    });
+  };
+  return { events, restore: () => (proto.generateAsync = original) };
+}
+
+const opts = (extra: Partial<SynthesisOptions> = {}): SynthesisOptions => ({ speed: 1, language: 'en', ...extra });
+
+describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not found in ${modelsDir}` }, () => {
+  let engine: TtsEngine;
+  let voices: Voice[];
+  const byId = (id: string): Voice => {
+    const v = voices.find((x) => x.id === id);
+    assert.ok(v, `voice ${id} listed`);
+    return v;
+  };
+
+  before(async () => {
+    engine = await createSherpaTtsEngine([onePack, twoPack], { numThreads: 1 });
+    voices = engine.listVoices();
+  });
+  after(async () => {
+    await engine?.close();
+  });
+
+  it('builds the vits config with the shared espeak-ng-data and one sentence per batch', () => {
+    const config = buildOfflineTtsConfig(onePack, { espeakDataDir: '/data/espeak' });
+    assert.deepEqual(config.model.vits, { model: onePack.files.model, tokens: onePack.files.tokens, dataDir: '/data/espeak' });
+    assert.equal(config.maxNumSentences, 1);
+    const own = buildOfflineTtsConfig(fixturePack('x', { files: { ...onePack.files, dataDir: '/pack/espeak-ng-data' } }));
+    assert.equal(own.model.vits?.dataDir, '/pack/espeak-ng-data');
+    const lexicon = buildOfflineTtsConfig(fixturePack('y', { files: { ...onePack.files, lexicon: '/pack/lexicon.txt' } }));
+    assert.deepEqual([lexicon.model.vits?.lexicon, lexicon.model.vits?.dataDir], ['/pack/lexicon.txt', undefined]);
+    assert.throws(() => buildOfflineTtsConfig(fixturePack('z', { kind: 'tts-kokoro' })), EngineError);
+  });
+
+  it('lists one voice per speaker with the model sample rate', () => {
+    assert.deepEqual(
+      voices.map((v) => v.id),
+      ['fake-piper-tones-en_US-16k', 'fake-piper-tones-en_US-22k-2spk-0', 'fake-piper-tones-en_US-22k-2spk-1'],
+    );
+    const single = byId('fake-piper-tones-en_US-16k');
+    assert.equal(single.sampleRate, 16000);
+    assert.deepEqual(single.languages, ['en']);
+    assert.equal(single.engine, 'sherpa-vits');
+    assert.equal(single.accent, 'american');
+    const second = byId('fake-piper-tones-en_US-22k-2spk-1');
+    assert.equal(second.sampleRate, 22050);
+    assert.equal(second.displayName, 'Second speaker');
+    assert.equal(second.gender, 'female');
+    assert.equal(byId('fake-piper-tones-en_US-22k-2spk-0').gender, 'neutral');
+  });
+
+  it('yields one piece per sentence, the first before the last sentence is generated', async () => {
+    const spy = spyOnSherpaProgress();
+    const events = spy.events;
+    const pieces: Float32Array[] = [];
+    try {
+      for await (const piece of engine.synthesize(byId('fake-piper-tones-en_US-16k'), threeSentences, opts())) {
+        events.push('piece');
+        pieces.push(piece);
+      }
+    } finally {
+      spy.restore();
+    }
+    assert.equal(pieces.length, 3);
+    for (const p of pieces) assert.ok(p.length > 0);
+    assert.equal(events.filter((e) => e === 'sentence').length, 3);
+    const firstPiece = events.indexOf('piece');
+    const lastSentence = events.lastIndexOf('sentence');
+    assert.ok(firstPiece < lastSentence, events.join(','));
+    // The middle sentence has the most phonemes, so the longest tone sequence.
+    assert.ok(pieces[1]!.length > pieces[0]!.length && pieces[1]!.length > pieces[2]!.length);
+  });
+
+  it('speaker 1 is 40 Hz above speaker 0', async () => {
+    const text = 'Hello world.';
+    const f = [];
+    for (const id of ['fake-piper-tones-en_US-22k-2spk-0', 'fake-piper-tones-en_US-22k-2spk-1']) {
+      const audio = join32(await collect(engine.synthesize(byId(id), text, opts())));
+      assert.ok(audio.length > 0);
+      f.push(meanFrequency(audio, 22050));
+    }
+    const shift = f[1]! - f[0]!;
+    assert.ok(shift > 25 && shift < 55, `speaker 0 ${f[0]} Hz, speaker 1 ${f[1]} Hz`);
+  });
+
+  it('speed changes the length', async () => {
+    const voice = byId('fake-piper-tones-en_US-16k');
+    const slow = join32(await collect(engine.synthesize(voice, threeSentences, opts({ speed: 0.5 }))));
+    const fast = join32(await collect(engine.synthesize(voice, threeSentences, opts({ speed: 2 }))));
+    assert.ok(fast.length < slow.length * 0.4, `fast ${fast.length} slow ${slow.length}`);
+  });
+
+  it('stops on abort: throws AbortedError and yields nothing more', async () => {
+    const voice = byId('fake-piper-tones-en_US-22k-2spk-0');
+    const text = Array.from({ length: 20 }, (_, i) => `Sentence number ${i + 1} is here.`).join(' ');
+    const controller = new AbortController();
+    let received = 0;
+    const spy = spyOnSherpaProgress();
+    try {
+      await assert.rejects(async () => {
+        for await (const _ of engine.synthesize(voice, text, opts({ signal: controller.signal }))) {
+          received++;
+          controller.abort();
+        }
+      }, AbortedError);
+      // Let sherpa reach its next sentence boundary, where onProgress tells it to stop.
+      await collect(engine.synthesize(voice, 'Queued behind the aborted one.', opts()));
+    } finally {
+      spy.restore();
+    }
+    assert.equal(received, 1);
+    // 20 sentences, 1 for the follow-up: sherpa stopped long before the end of the aborted text.
+    assert.ok(spy.events.length < 10, `sherpa reported ${spy.events.length} sentences`);
+    // The model is free again for the next request.
+    const next = await collect(engine.synthesize(voice, 'Still working.', opts()));
+    assert.equal(next.length, 1);
+  });
+
+  it('rejects an already aborted signal and a voice it does not serve', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const voice = byId('fake-piper-tones-en_US-16k');
+    await assert.rejects(collect(engine.synthesize(voice, 'Hi.', opts({ signal: controller.signal }))), AbortedError);
+    await assert.rejects(collect(engine.synthesize({ ...voice, id: 'nope' }, 'Hi.', opts())), EngineError);
+  });
+
+  it('serves parallel requests to one model one after another, each complete', async () => {
+    const voice = byId('fake-piper-tones-en_US-16k');
+    const [a, b] = await Promise.all([
+      collect(engine.synthesize(voice, threeSentences, opts())),
+      collect(engine.synthesize(voice, threeSentences, opts())),
+    ]);
+    assert.equal(a.length, 3);
+    assert.deepEqual(join32(a), join32(b));
+  });
+});
