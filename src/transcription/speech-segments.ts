@@ -1,0 +1,101 @@
+/**
+ * VAD spans → the segments handed to a recogniser, one span at a time so recognition can start
+ * while the VAD is still scanning:
+ * - spans closer than `mergeGapSeconds` are joined while the result stays ≤ `maxSegmentSeconds`;
+ * - each segment is padded by `padSeconds` on both sides (Silero cuts tight, and clipped onsets
+ *   cost recognisers whole phonemes), without reaching into its neighbours or past the audio;
+ * - a segment longer than `maxSegmentSeconds` (Whisper's window is 30 s) is cut at its
+ *   lowest-energy 25 ms frame, so the cut falls in a pause rather than a word when there is one.
+ */
+import type { TimeSpan } from '../engines/types.js';
+
+export interface SegmenterOptions {
+  mergeGapSeconds?: number;
+  padSeconds?: number;
+  maxSegmentSeconds?: number;
+}
+
+export class SpeechSegmenter {
+  private readonly mergeGap: number;
+  private readonly pad: number;
+  private readonly maxLength: number;
+  private readonly duration: number;
+  private pending: TimeSpan | undefined;
+  /** End of the last segment handed out; the next one is never padded back over it. */
+  private emittedEnd = 0;
+
+  constructor(
+    private readonly samples: Float32Array,
+    private readonly sampleRate: number,
+    options: SegmenterOptions = {},
+  ) {
+    this.mergeGap = options.mergeGapSeconds ?? 0.3;
+    this.pad = options.padSeconds ?? 0.1;
+    this.maxLength = options.maxSegmentSeconds ?? 30;
+    this.duration = samples.length / sampleRate;
+  }
+
+  /** Takes the next VAD span (spans arrive in order); returns the segments it completes. */
+  push(span: TimeSpan): TimeSpan[] {
+    const start = Math.max(0, Math.min(span.start, this.duration));
+    const end = Math.max(start, Math.min(span.end, this.duration));
+    if (end <= start) return [];
+    const pending = this.pending;
+    if (pending && start - pending.end < this.mergeGap && end - pending.start <= this.maxLength) {
+      pending.end = Math.max(pending.end, end);
+      return [];
+    }
+    this.pending = { start, end };
+    return pending ? this.complete(pending, start) : [];
+  }
+
+  /** The segments still held back once the VAD is done. */
+  finish(): TimeSpan[] {
+    const pending = this.pending;
+    this.pending = undefined;
+    return pending ? this.complete(pending, this.duration) : [];
+  }
+
+  private complete(span: TimeSpan, nextStart: number): TimeSpan[] {
+    const start = Math.max(this.emittedEnd, span.start - this.pad, 0);
+    // Pad up to the middle of the gap at most, leaving the other half to the next segment.
+    const end = Math.min(span.end + this.pad, span.end + Math.max(0, nextStart - span.end) / 2, this.duration);
+    const pieces = this.split({ start, end });
+    this.emittedEnd = end;
+    return pieces;
+  }
+
+  private split(span: TimeSpan): TimeSpan[] {
+    const pieces: TimeSpan[] = [];
+    let { start } = span;
+    while (span.end - start > this.maxLength) {
+      const length = span.end - start;
+      // Both pieces ≤ max when length ≤ 2·max; beyond that, keep the first piece ≥ max/2.
+      const low = length <= 2 * this.maxLength ? span.end - this.maxLength : start + this.maxLength / 2;
+      const cut = this.quietestPoint(low, start + this.maxLength);
+      pieces.push({ start, end: cut });
+      start = cut;
+    }
+    pieces.push({ start, end: span.end });
+    return pieces;
+  }
+
+  /** Centre of the lowest-energy 25 ms frame (10 ms hop) between two times, in seconds. */
+  private quietestPoint(from: number, to: number): number {
+    const frame = Math.round(0.025 * this.sampleRate);
+    const hop = Math.round(0.01 * this.sampleRate);
+    const first = Math.max(0, Math.floor(from * this.sampleRate));
+    const last = Math.min(this.samples.length - frame, Math.floor(to * this.sampleRate) - frame);
+    let best = (from + to) / 2;
+    let bestEnergy = Infinity;
+    for (let at = first; at <= last; at += hop) {
+      let energy = 0;
+      for (let i = at; i < at + frame; i++) energy += this.samples[i]! * this.samples[i]!;
+      if (energy < bestEnergy) {
+        bestEnergy = energy;
+        best = (at + frame / 2) / this.sampleRate;
+      }
+    }
+    return best;
+  }
+}

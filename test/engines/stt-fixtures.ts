@@ -1,0 +1,85 @@
+/**
+ * Model packs and corpus entries shared by the speech-to-text tests. Packs are described by hand
+ * (pack detection is tested elsewhere); the files are the real shared models.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseWav } from '../../src/audio/wav.js';
+import type { PcmAudio } from '../../src/audio/pcm.js';
+import type { ModelPack, PackKind } from '../../src/models/pack.js';
+import { corpusDir, corpusFile, sharedModel } from '../helpers/models.js';
+
+function pack(id: string, kind: PackKind, files: Record<string, string>, languages: string[] = []): ModelPack {
+  const dir = sharedModel(id);
+  return {
+    id,
+    dir,
+    kind,
+    files: Object.fromEntries(Object.entries(files).map(([role, name]) => [role, path.join(dir, name)])),
+    languages,
+    voices: [],
+    metadata: {},
+  };
+}
+
+export const sileroPack = (): ModelPack => pack('silero-vad-v5', 'vad-silero', { model: 'silero_vad.onnx' });
+
+export const streamingEnglishPack = (): ModelPack =>
+  pack(
+    'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile',
+    'asr-online-transducer',
+    {
+      encoder: 'encoder-epoch-12-avg-2-chunk-16-left-64.int8.patched.onnx',
+      decoder: 'decoder-epoch-12-avg-2-chunk-16-left-64.onnx',
+      joiner: 'joiner-epoch-12-avg-2-chunk-16-left-64.int8.onnx',
+      tokens: 'tokens.txt',
+    },
+    ['en'],
+  );
+
+/** Not pretrained: marks energy above about -40 dBFS as one local speaker (see its README). */
+export const segmentationPack = (): ModelPack =>
+  pack('fake-pyannote-segmentation-energy', 'diarization-segmentation', { model: 'model.onnx' });
+
+/** Not pretrained: fbank mean/std statistics with the wespeaker interface (see its README). */
+export const embeddingPack = (): ModelPack =>
+  pack('handmade-fbank-stats-speaker-embedding', 'speaker-embedding', { model: 'model.onnx' });
+
+export interface CorpusEntry {
+  file: string;
+  kind: string;
+  language: string;
+  text: string | null;
+  rttm: string | null;
+  duration_s: number;
+  sample_rate: number;
+  words?: Array<{ word: string; start: number; end: number }>;
+}
+
+export function corpusEntries(): CorpusEntry[] {
+  return readFileSync(path.join(corpusDir, 'manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as CorpusEntry);
+}
+
+/** English read speech with a reference transcript (corpus folder en/). */
+export function englishEntries(): CorpusEntry[] {
+  return corpusEntries().filter((e) => e.kind === 'transcript' && e.language === 'en' && e.file.startsWith('en/'));
+}
+
+export function loadCorpusAudio(file: string): PcmAudio {
+  return parseWav(readFileSync(corpusFile(file)));
+}
+
+/** RTTM turns of a corpus file: [start, end, speaker name]. */
+export function rttmTurns(file: string): Array<{ start: number; end: number; speaker: string }> {
+  return readFileSync(corpusFile(file), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('SPEAKER'))
+    .map((line) => {
+      const f = line.trim().split(/\s+/);
+      const start = Number(f[3]);
+      return { start, end: start + Number(f[4]), speaker: f[7]! };
+    });
+}
