@@ -48,11 +48,66 @@ export interface PronunciationDictTable {
   updated_at: string;
 }
 
+/**
+ * A transcription job with webhook delivery (src/jobs/job-states.ts names the states).
+ * The transcription outcome (outcome/result/error) is kept apart from the delivery state.
+ */
+export interface JobTable {
+  id: string;
+  account_id: string;
+  /** The request's X-Request-Id; unique per account, sent again on every delivery attempt. */
+  request_id: string;
+  /** queued | running | delivering | succeeded | failed (JOB_STATES). */
+  state: string;
+  /** File name of the stored audio under `<dataDir>/jobs/`; null once transcription has ended. */
+  audio_path: string | null;
+  content_type: string;
+  /** JSON TranscriptionOptions. */
+  options: string;
+  webhook_url: string;
+  /** JSON object of the webhook_extra pairs. */
+  webhook_extra: string;
+  /** success | failed once transcription has ended, else null. */
+  outcome: string | null;
+  /** JSON TranscriptionResult when outcome is success. */
+  result: string | null;
+  /** The sentence sent as `error` in the failure payload when outcome is failed. */
+  error: string | null;
+  /** Delivery attempts made so far (recorded in job_attempts). */
+  attempts: number;
+  /** Why the last delivery attempt did not succeed. */
+  last_error: string | null;
+  /** When the job is next due: transcription at once, a delivery retry after its backoff. */
+  run_at: string;
+  /** `<pid>-<random>` of the process working on the job; null when nobody is. */
+  locked_by: string | null;
+  /** When the lock was taken or last refreshed (heartbeat); older than staleLockMs = abandoned. */
+  locked_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** When the job reached succeeded or failed. */
+  finished_at: string | null;
+}
+
+/** One webhook delivery attempt. */
+export interface JobAttemptTable {
+  job_id: string;
+  /** 1-based; the value of X-Webhook-Attempt. */
+  attempt: number;
+  attempted_at: string;
+  /** The receiver's HTTP status; null when no response came (timeout, connection error). */
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
   cloned_voices: ClonedVoiceTable;
   pronunciation_dicts: PronunciationDictTable;
+  jobs: JobTable;
+  job_attempts: JobAttemptTable;
 }
 
 export type { Generated };

@@ -1,0 +1,68 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../errors.js';
+import type { JobService } from '../../jobs/job-service.js';
+
+const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  at: Type.String({ format: 'date-time' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+});
+
+const Job = Type.Object({
+  request_id: Type.String(),
+  state: Type.String({ description: 'queued | running | delivering | succeeded | failed' }),
+  outcome: Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Null()], { description: 'transcription outcome, once known' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'why transcription failed' }),
+  result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'the transcription result on success' }),
+  webhook_url: Type.String(),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the last attempt failed or why delivery gave up' }),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  finished_at: Type.Union([Type.String(), Type.Null()]),
+  attempts: Type.Array(Attempt),
+});
+
+const sttErrors = { 401: Type.Ref('SttError'), 404: Type.Ref('SttError'), 429: Type.Ref('SttError'), 500: Type.Ref('SttError') };
+
+/** decisions.md point 26: a job's state and delivery attempts, for its owner only. */
+export function jobRoutes(deps: { jobs: JobService }) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get('/jobs/:request_id', {
+      schema: {
+        tags: ['stt'],
+        summary: 'State and webhook delivery attempts of an asynchronous transcription',
+        params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        response: { 200: Job, ...sttErrors },
+      },
+      handler: async (request) => {
+        const { request_id: requestId } = request.params as { request_id: string };
+        const job = await deps.jobs.get(request.accountId, requestId);
+        if (!job) throw new NotFoundError(`No job with request_id ${requestId}`);
+        return {
+          request_id: job.requestId,
+          state: job.state,
+          outcome: job.outcome,
+          error: job.error,
+          result: job.result,
+          webhook_url: job.webhookUrl,
+          next_attempt_at: job.nextAttemptAt,
+          last_error: job.lastError,
+          created_at: job.createdAt,
+          updated_at: job.updatedAt,
+          finished_at: job.finishedAt,
+          attempts: job.attempts.map((a) => ({
+            attempt: a.attempt,
+            at: a.at,
+            status_code: a.statusCode,
+            error: a.error,
+            duration_ms: a.durationMs,
+          })),
+        };
+      },
+    });
+  };
+}

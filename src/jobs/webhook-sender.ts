@@ -1,0 +1,92 @@
+/**
+ * One webhook POST and what its answer means for the delivery (decisions.md point 26):
+ * 2xx acknowledges; 5xx, 408, 429, a timeout or a connection error is worth retrying; anything
+ * else (other 4xx, a redirect, an address the policy refuses) ends delivery. Redirects are not
+ * followed: the receiver's URL is the one the client gave.
+ */
+import { request, type Dispatcher } from 'undici';
+import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';
+
+export type DeliveryVerdict = 'acknowledged' | 'retry' | 'final' | 'aborted';
+
+export interface DeliveryResult {
+  verdict: DeliveryVerdict;
+  statusCode: number | null;
+  /** Why it did not succeed; null when acknowledged. */
+  error: string | null;
+  durationMs: number;
+}
+
+export function classifyStatus(status: number): DeliveryVerdict {
+  if (status >= 200 && status <= 299) return 'acknowledged';
+  if (status >= 500 || status === 408 || status === 429) return 'retry';
+  return 'final';
+}
+
+/** Receivers answer with small bodies; we read at most this much and ignore it. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export class WebhookSender {
+  private readonly agent: Dispatcher;
+
+  constructor(
+    private readonly policy: AddressPolicy,
+    private readonly timeoutMs: number,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.agent = policy.createAgent({ connectTimeoutMs: timeoutMs });
+  }
+
+  /** POST `body`; never throws. `signal` aborts at shutdown (verdict "aborted", nothing to record). */
+  async send(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DeliveryResult> {
+    const started = this.clock();
+    const done = (verdict: DeliveryVerdict, statusCode: number | null, error: string | null): DeliveryResult => ({
+      verdict,
+      statusCode,
+      error,
+      durationMs: Math.max(0, this.clock() - started),
+    });
+    try {
+      const target = new URL(url);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') return done('final', null, `webhook URL must use http or https`);
+      this.policy.assertHostAllowed(target.hostname);
+    } catch (err) {
+      const refused = findForbiddenAddress(err);
+      return done('final', null, refused ? `webhook address not allowed: ${refused.message}` : `webhook URL is invalid`);
+    }
+
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        headers,
+        body,
+        signal: combined,
+      });
+      await drain(response.body);
+      const verdict = classifyStatus(response.statusCode);
+      return done(verdict, response.statusCode, verdict === 'acknowledged' ? null : `receiver answered HTTP ${response.statusCode}`);
+    } catch (err) {
+      if (signal?.aborted) return done('aborted', null, 'shutting down');
+      if (timeout.aborted) return done('retry', null, `timed out after ${this.timeoutMs} ms`);
+      const refused = findForbiddenAddress(err);
+      if (refused) return done('final', null, `webhook address not allowed: ${refused.message}`);
+      const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+      return done('retry', null, `connection failed: ${e.code ?? e.cause?.code ?? e.message ?? 'unknown error'}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
+}
+
+async function drain(body: Dispatcher.ResponseData['body']): Promise<void> {
+  try {
+    await body.dump({ limit: MAX_RESPONSE_BYTES });
+  } catch {
+    /* the status is what counts; a broken body after it does not change the verdict */
+  }
+}
