@@ -39,7 +39,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
       return keysCommand(config, rest, out);
     case 'models': {
       const { runModelsCommand } = await import('../models/models-command.js');
-      return runModelsCommand(rest, { modelsDir: config.modelsDir, dataDir: config.dataDir, out });
+      return runModelsCommand(rest, { modelsDir: config.modelsDir, dataDir: config.dataDir, espeakDataDir: config.synthesis.espeakDataDir, out });
     }
     case 'voices': {
       const { voicesCommand } = await import('./voices.js');

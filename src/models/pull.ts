@@ -1,0 +1,231 @@
+/**
+ * Downloads and installs one catalogue pack:
+ *
+ *  1. streams the asset to `<modelsDir>/.partial/<id>.download`, resuming with a Range request
+ *     when a partial file is there (206 appends; a server that ignores Range and answers 200
+ *     restarts from zero);
+ *  2. checks the size and sha256 when the catalogue knows them (a mismatch deletes the partial and
+ *     installs nothing);
+ *  3. unpacks into a temporary folder inside modelsDir (system `tar`; .tar.bz2 needs `bzip2`),
+ *     writes `.parley-pack.json` (catalogue id, the sha256 received, languages, voices) and
+ *     renames the folder to `<modelsDir>/<id>` in one step, so a pack folder is either complete
+ *     or absent. A single-file asset (silero_vad.onnx, speaker embeddings) is moved into its folder.
+ *
+ * Folders starting with "." are ignored by the scanner, so nothing half-done is ever seen as a pack.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import type { CatalogueEntry } from './catalogue.js';
+import { PULL_RECORD_FILE, type PullRecord } from './detect.js';
+
+export interface PullOptions {
+  modelsDir: string;
+  fetchImpl?: typeof fetch;
+  /** Bytes received so far (including a resumed part) and the total when known. */
+  onProgress?: (received: number, total: number | undefined) => void;
+  signal?: AbortSignal;
+}
+
+export interface PullResult {
+  id: string;
+  /** The installed pack folder. */
+  dir: string;
+  /** sha256 of the downloaded asset. */
+  sha256: string;
+  bytes: number;
+  /** True when the download continued a partial file. */
+  resumed: boolean;
+}
+
+export class PullError extends Error {
+  override name = 'PullError';
+}
+
+export function partialDir(modelsDir: string): string {
+  return path.join(modelsDir, '.partial');
+}
+
+export function partialFile(modelsDir: string, id: string): string {
+  return path.join(partialDir(modelsDir), `${id}.download`);
+}
+
+/** Pack ids become folder names: no separators, no dot-files, nothing odd. */
+export function assertSafeId(id: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(id) || id.includes('..')) throw new PullError(`"${id}" is not a valid pack id`);
+}
+
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Parses Content-Range: "bytes 100-199/1000" gives start 100 and total 1000; "bytes *\/1000" gives the total only. */
+function parseContentRange(value: string | null): { start?: number; total?: number } {
+  if (!value) return {};
+  const m = /^bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)$/i.exec(value.trim());
+  if (!m) return {};
+  return {
+    ...(m[1] !== undefined ? { start: Number(m[1]) } : {}),
+    ...(m[3] && m[3] !== '*' ? { total: Number(m[3]) } : {}),
+  };
+}
+
+/** Downloads (or resumes) the asset into the partial file; returns the received size. */
+async function download(entry: CatalogueEntry, file: string, opts: PullOptions): Promise<{ bytes: number; resumed: boolean }> {
+  const fetchImpl = opts.fetchImpl ?? fetch;
+  let existing = await fileSize(file);
+  if (entry.size !== null && existing > entry.size) {
+    await unlink(file);
+    existing = 0;
+  }
+  const headers: Record<string, string> = { 'User-Agent': 'parley-models' };
+  if (existing > 0) headers.Range = `bytes=${existing}-`;
+  const response = await fetchImpl(entry.url, { headers, redirect: 'follow', ...(opts.signal ? { signal: opts.signal } : {}) });
+
+  let append = false;
+  let total: number | undefined;
+  if (response.status === 206) {
+    const range = parseContentRange(response.headers.get('content-range'));
+    if (range.start !== existing) {
+      await response.body?.cancel();
+      await unlink(file).catch(() => undefined);
+      throw new PullError(`${entry.url}: the server resumed at byte ${range.start ?? '?'} instead of ${existing}; partial download deleted, try again`);
+    }
+    append = true;
+    total = range.total;
+  } else if (response.status === 416 && existing > 0) {
+    // Nothing left to send: the partial file may already be complete.
+    await response.body?.cancel();
+    const range = parseContentRange(response.headers.get('content-range'));
+    if (range.total === existing || (entry.size !== null && entry.size === existing)) {
+      opts.onProgress?.(existing, existing);
+      return { bytes: existing, resumed: true };
+    }
+    await unlink(file).catch(() => undefined);
+    throw new PullError(`${entry.url}: the server refused to resume (416); partial download deleted, try again`);
+  } else if (response.ok) {
+    // 200: the whole asset (a server that ignores Range sends it all again).
+    const length = Number(response.headers.get('content-length'));
+    total = Number.isFinite(length) && length > 0 ? length : undefined;
+  } else {
+    await response.body?.cancel();
+    throw new PullError(`${entry.url}: HTTP ${response.status} ${response.statusText}`);
+  }
+  if (!response.body) throw new PullError(`${entry.url}: empty response`);
+  total ??= entry.size ?? undefined;
+
+  let received = append ? existing : 0;
+  opts.onProgress?.(received, total);
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      opts.onProgress?.(received, total);
+      done(null, chunk);
+    },
+  });
+  await pipeline(
+    Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>),
+    counter,
+    createWriteStream(file, { flags: append ? 'a' : 'w' }),
+  );
+  if (total !== undefined && received !== total) {
+    throw new PullError(`${entry.url}: download ended at ${received} of ${total} bytes; run the pull again to resume`);
+  }
+  return { bytes: received, resumed: append };
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    child.on('error', (error) => reject(new PullError(`${command} could not run: ${error.message}`)));
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new PullError(`${command} ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`));
+    });
+  });
+}
+
+/** Unpacks (or places) the asset in a fresh folder inside modelsDir; returns the pack's root. */
+async function unpack(entry: CatalogueEntry, file: string, tmp: string): Promise<string> {
+  if (entry.format === 'file') {
+    const root = path.join(tmp, 'pack');
+    await mkdir(root);
+    await rename(file, path.join(root, entry.file ?? path.basename(new URL(entry.url).pathname)));
+    return root;
+  }
+  const root = path.join(tmp, 'unpacked');
+  await mkdir(root);
+  const flag = entry.format === 'tar.bz2' ? '-xjf' : '-xzf';
+  // GNU tar strips leading "/" and refuses "../" member names, so nothing lands outside root.
+  await run('tar', [flag, file, '-C', root, '--no-same-owner']);
+  const items = (await readdir(root, { withFileTypes: true })).filter((d) => !d.name.startsWith('._'));
+  // Upstream archives hold one top folder named like the archive.
+  if (items.length === 1 && items[0]!.isDirectory()) return path.join(root, items[0]!.name);
+  if (items.length === 0) throw new PullError(`${path.basename(file)} is an empty archive`);
+  return root;
+}
+
+export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promise<PullResult> {
+  assertSafeId(entry.id);
+  const modelsDir = path.resolve(opts.modelsDir);
+  const target = path.join(modelsDir, entry.id);
+  if (existsSync(target)) throw new PullError(`${entry.id} is already installed at ${target} (parley models rm ${entry.id} first)`);
+  await mkdir(partialDir(modelsDir), { recursive: true });
+  const file = partialFile(modelsDir, entry.id);
+
+  const { bytes, resumed } = await download(entry, file, opts);
+
+  if (entry.size !== null && bytes !== entry.size) {
+    await unlink(file).catch(() => undefined);
+    throw new PullError(`${entry.id}: received ${bytes} bytes, the catalogue says ${entry.size}; download deleted`);
+  }
+  const sha256 = await sha256Of(file);
+  if (entry.sha256 && sha256.toLowerCase() !== entry.sha256.toLowerCase()) {
+    await unlink(file).catch(() => undefined);
+    await rmdir(partialDir(modelsDir)).catch(() => undefined);
+    throw new PullError(`${entry.id}: sha256 of the download is ${sha256}, expected ${entry.sha256}; download deleted, nothing installed`);
+  }
+
+  const tmp = await mkdtemp(path.join(modelsDir, `.unpack-${entry.id}-`));
+  try {
+    const root = await unpack(entry, file, tmp);
+    const record: PullRecord = {
+      catalogueId: entry.id,
+      archiveSha256: sha256,
+      url: entry.url,
+      installedAt: new Date().toISOString(),
+      kind: entry.kind,
+      languages: entry.languages,
+      ...(entry.voices && entry.voices.length > 0 ? { voices: entry.voices } : {}),
+    };
+    await writeFile(path.join(root, PULL_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+    if (existsSync(target)) throw new PullError(`${entry.id} appeared at ${target} while it was being pulled`);
+    await rename(root, target);
+  } catch (error) {
+    // A broken archive is not worth resuming.
+    await unlink(file).catch(() => undefined);
+    throw error;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  await unlink(file).catch(() => undefined);
+  await rmdir(partialDir(modelsDir)).catch(() => undefined);
+  return { id: entry.id, dir: target, sha256, bytes, resumed };
+}
