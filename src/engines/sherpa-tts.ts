@@ -9,7 +9,9 @@
  * want one failing pack not to take the others down create one engine per pack; the factory
  * throws an EngineError naming the pack that failed.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { AbortedError, EngineError } from '../errors.js';
 import type { ModelPack, PackKind, PackVoice } from '../models/pack.js';
 import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
@@ -79,9 +81,19 @@ function requireFile(pack: ModelPack, role: string): string {
  * (sherpa ignores the lexicon when dataDir is set); else the shared espeak-ng-data.
  */
 function phonemizer(pack: ModelPack, espeakDataDir: string): { lexicon?: string; dataDir?: string } {
-  if (pack.files.dataDir) return { dataDir: pack.files.dataDir };
+  if (pack.files.dataDir) return { dataDir: requireEspeakData(pack, pack.files.dataDir) };
   if (pack.files.lexicon) return { lexicon: pack.files.lexicon };
-  return { dataDir: espeakDataDir };
+  return { dataDir: requireEspeakData(pack, espeakDataDir) };
+}
+
+/** sherpa-onnx ends the process when espeak-ng-data is missing, so it is checked here first. */
+function requireEspeakData(pack: ModelPack, dataDir: string): string {
+  if (!existsSync(join(dataDir, 'phontab'))) {
+    throw new EngineError(
+      `TTS pack ${pack.id} needs espeak-ng-data, and ${dataDir} has none (install Debian's espeak-ng-data or set PARLEY_SYNTHESIS__ESPEAK_DATA_DIR)`,
+    );
+  }
+  return dataDir;
 }
 
 /** The sherpa OfflineTtsConfig for one pack. */
@@ -113,7 +125,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
           model: requireFile(pack, 'model'),
           voices: requireFile(pack, 'voices'),
           tokens,
-          dataDir: pack.files.dataDir ?? espeakDataDir,
+          dataDir: requireEspeakData(pack, pack.files.dataDir ?? espeakDataDir),
           ...(pack.files.lexicon ? { lexicon: pack.files.lexicon } : {}),
         },
       };
@@ -125,7 +137,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
           model: requireFile(pack, 'model'),
           voices: requireFile(pack, 'voices'),
           tokens,
-          dataDir: pack.files.dataDir ?? espeakDataDir,
+          dataDir: requireEspeakData(pack, pack.files.dataDir ?? espeakDataDir),
         },
       };
       break;
