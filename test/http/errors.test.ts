@@ -25,7 +25,7 @@ describe('error contract', () => {
   });
 
   it('answers 401 with the synthesis body when the key is missing or wrong', async () => {
-    for (const headers of [{}, { authorization: 'Bearer sk_wrongwrongwrongwrongwrongwrongwrong12' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer sk_wrongwrongwrongwrongwrongwrongwrong12' }, { authorization: 'Basic abc' }]) {
       const r = await fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers });
       assert.equal(r.status, 401);
       const body = await r.json();
