@@ -130,7 +130,7 @@ export class JobService {
   }
 
   /** Same rules as URL input; names are checked again at each delivery, after DNS. */
-  private checkWebhookUrl(raw: string): void {
+  checkWebhookUrl(raw: string): void {
     let url: URL;
     try {
       url = new URL(raw);

@@ -13,7 +13,7 @@ import type { PcmAudio } from '../audio/pcm.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { Diarizer, Recognizer, SpeakerTurn, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
-import { assignSpeakers, buildUtterances, labelSingleSpeaker } from './speakers.js';
+import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, type SegmenterOptions } from './speech-segments.js';
 import type { Utterance, Word } from './types.js';
 import { assembleWords, type TimedWord, type WordAssemblyOptions } from './words.js';
@@ -59,6 +59,11 @@ export interface AudioTranscript {
   /** Seconds of the input audio. */
   duration: number;
   segments: TranscribedSegment[];
+  /**
+   * Who spoke when, labelled like the words (speaker_0…), whatever wordTimestamps says: the
+   * utterances, or the speech segments as speaker_0 when no word was recognised.
+   */
+  speakerTurns: Utterance[];
   /** Id of the recogniser that served the request. */
   recognizer: string;
 }
@@ -130,6 +135,8 @@ export async function transcribeAudio(
   const inAudio = timedWords.map((w) => ({ ...w, start: roundMs(Math.min(w.start, duration)), end: roundMs(Math.min(w.end, duration)) }));
   const words = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
   const pause = options.utterancePauseSeconds ?? 0.8;
+  const utterances = buildUtterances(words, pause);
+  const roundedSegments = segments.map((s) => ({ ...s, start: roundMs(s.start), end: roundMs(s.end) }));
   return {
     transcription: segments
       .map((s) => s.text)
@@ -138,9 +145,10 @@ export async function transcribeAudio(
       .trim(),
     language: options.language === 'multi' ? detectedLanguage(segments, recognizer) : options.language,
     words: options.wordTimestamps ? words : [],
-    utterances: options.wordTimestamps ? buildUtterances(words, pause) : [],
+    utterances: options.wordTimestamps ? utterances : [],
     duration,
-    segments: segments.map((s) => ({ ...s, start: roundMs(s.start), end: roundMs(s.end) })),
+    segments: roundedSegments,
+    speakerTurns: utterances.length ? utterances : roundedSegments.map((s) => ({ text: s.text, start: s.start, end: s.end, speaker: speakerLabel(0) })),
     recognizer: recognizer.id,
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * POST /api/v1/stt/get_text: raw audio/* bytes (read with the upload cap enforced while reading)
+ * or JSON {url}. With webhook_url the job is stored and the answer is immediate.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
+import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
+import { TranscriptionQuery, type TranscriptionQueryValues } from '../schemas/transcription-query.js';
+
+export interface TranscriptionRouteOptions {
+  transcribe: Transcribe;
+  maxUploadBytes: number;
+  /** Fetch a URL given as input, with the address policy and caps applied. */
+  fetchUrl(url: string, signal: AbortSignal): Promise<{ bytes: Uint8Array; contentType: string; filename: string }>;
+  /** Store a job for webhook delivery; undefined when jobs are not installed. */
+  submitJob?(job: {
+    accountId: string;
+    requestId: string;
+    input: AudioInput;
+    options: TranscriptionOptions;
+    webhookUrl: string;
+    webhookExtra: string | undefined;
+  }): Promise<void>;
+  /** Check webhook_url and webhook_extra before anything is read or stored (throws InvalidRequestError). */
+  validateWebhook?(url: string, extra: string | undefined): Promise<void>;
+}
+
+const sttError = { $ref: 'SttError#' };
+
+function flag(v: 'true' | 'false' | undefined): boolean {
+  return v === 'true';
+}
+
+export function transcriptionRoutes(options: TranscriptionRouteOptions) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    // Raw audio arrives as one buffer; Fastify stops reading and answers 413 as soon as the cap is passed.
+    app.addContentTypeParser(/^audio\/[\w.+-]+/i, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
+
+    app.post('/get_text', {
+      bodyLimit: options.maxUploadBytes,
+      config: { rateFamily: 'transcription' },
+      schema: {
+        tags: ['stt'],
+        summary: 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
+        querystring: TranscriptionQuery,
+        consumes: ['audio/*', 'application/json'],
+        response: {
+          200: Type.Object({}, { additionalProperties: true, description: 'Transcription result, or {status: "processing", request_id} with webhook_url' }),
+          400: sttError,
+          401: sttError,
+          413: sttError,
+          429: sttError,
+          500: sttError,
+          503: sttError,
+        },
+      },
+      handler: async (request, reply) => {
+        const q = request.query as TranscriptionQueryValues;
+        const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
+        const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
+        const webhookUrl = q.webhook_url;
+        if (q.webhook_extra !== undefined && webhookUrl === undefined) throw new InvalidRequestError('webhook_extra needs webhook_url');
+        if (webhookUrl !== undefined) {
+          if (!options.submitJob || !options.validateWebhook) throw new InvalidRequestError('webhook_url is not supported by this server');
+          await options.validateWebhook(webhookUrl, q.webhook_extra);
+        }
+
+        const abort = new AbortController();
+        reply.raw.on('close', () => {
+          if (!reply.raw.writableFinished) abort.abort();
+        });
+
+        let input: AudioInput;
+        let filename: string;
+        if (contentType.startsWith('audio/')) {
+          const bytes = request.body as Buffer;
+          // The whole header: headerless PCM carries its rate and channels as parameters (audio/pcm;rate=24000).
+          input = { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: contentTypeHeader };
+          const header = request.headers['x-filename'];
+          filename = q.filename ?? (typeof header === 'string' && header ? header : 'audio');
+        } else if (contentType === 'application/json') {
+          const body = request.body as Record<string, unknown> | null;
+          if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.url !== 'string' || !body.url) {
+            throw new InvalidRequestError('Body must be a JSON object {"url": "<address of an audio file>"}');
+          }
+          const fetched = await options.fetchUrl(body.url, abort.signal);
+          input = { bytes: fetched.bytes, contentType: fetched.contentType };
+          filename = fetched.filename;
+        } else {
+          throw new UnsupportedAudioError();
+        }
+
+        const transcriptionOptions: TranscriptionOptions = {
+          language: q.language ?? 'en',
+          wordTimestamps: flag(q.word_timestamps),
+          diarize: flag(q.diarize),
+          ageDetection: flag(q.age_detection),
+          genderDetection: flag(q.gender_detection),
+          emotionDetection: flag(q.emotion_detection),
+          filename,
+        };
+
+        if (webhookUrl !== undefined) {
+          await options.submitJob!({
+            accountId: request.accountId,
+            requestId: request.id,
+            input,
+            options: transcriptionOptions,
+            webhookUrl,
+            webhookExtra: q.webhook_extra,
+          });
+          return { status: 'processing', request_id: request.id };
+        }
+        return options.transcribe(input, transcriptionOptions, { requestId: request.id, signal: abort.signal });
+      },
+    });
+  };
+}
