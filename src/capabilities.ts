@@ -1,7 +1,99 @@
 /**
- * What the server offers beyond accounts and voices listing: each capability installs its
- * engines, routes and readiness checks into the services. The order matters only for logs.
+ * What the server offers beyond accounts and voice listing: engines built from the config and the
+ * installed model packs, and the synthesis, transcription, jobs and model admin routes on top.
+ * `startServer` runs these in order; each registers its releasers and readiness checks.
  */
-import type { CapabilityInstaller } from './server.js';
+import path from 'node:path';
+import pino from 'pino';
+import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
+import { createWorkerPool } from './engines/worker-pool.js';
+import { synthesisRoutes } from './http/routes/synthesis.js';
+import { modelRoutes } from './http/routes/models.js';
+import { transcriptionRoutes } from './http/routes/transcription.js';
+import { installJobs } from './jobs/install-jobs.js';
+import { parseWebhookExtra } from './jobs/webhook-extra.js';
+import { InstalledModels } from './models/installed-models.js';
+import { verdictCacheDir } from './models/verify.js';
+import { createAddressPolicy } from './net/address-policy.js';
+import { fetchAudio } from './net/fetch-audio.js';
+import type { CapabilityInstaller, Services } from './server.js';
+import { SynthesisService } from './synthesis/synthesize.js';
+import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
+import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
+import { createTranscriber } from './transcription/transcribe.js';
 
-export const capabilities: CapabilityInstaller[] = [];
+async function installSpeech(services: Services): Promise<void> {
+  const { config, releasers } = services;
+  const log = pino({ name: 'models', level: config.logLevel });
+
+  const espeak = await createEspeakNgEngine({ workers: config.synthesis.espeakWorkers });
+  releasers.add('espeak-ng engine', () => espeak.close());
+  const pool = createWorkerPool({ workers: config.transcription.workers, queueSize: config.transcription.queueSize });
+  releasers.add('inference worker pool', () => pool.close());
+
+  let analyzer: SpeakerAnalyzer = createSpeakerAnalysis();
+  const models = new InstalledModels({
+    modelsDir: config.modelsDir,
+    verdictCacheDir: verdictCacheDir(config.dataDir),
+    pool,
+    espeakDataDir: config.synthesis.espeakDataDir,
+    numThreads: config.synthesis.numThreads,
+    diarizationThreshold: config.transcription.diarizationThreshold,
+    log,
+    onSwap(set) {
+      // Built-in voices first: a pack cannot shadow an espeak voice id.
+      services.voices.setEngines([espeak, ...set.tts]);
+      analyzer = createSpeakerAnalysis(set.audioTagging ? { audioTagging: set.audioTagging } : {});
+    },
+  });
+  // Registered before the pool's releaser runs (reverse order): engines go first, then the workers.
+  releasers.add('model engines', () => models.close());
+  await models.reload();
+  services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
+
+  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dicts });
+  services.speechRoutes.push(
+    synthesisRoutes({
+      synthesis,
+      maxTextChars: config.limits.maxTextChars,
+      jsonChunks: config.synthesis.jsonChunks,
+      successorDocsUrl: config.publicDocsUrl,
+    }),
+    modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
+  );
+
+  const transcribe = createTranscriber({
+    engines: () => {
+      const set = models.engines;
+      return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer };
+    },
+    utterancePauseSeconds: config.transcription.utterancePauseSeconds,
+  });
+  const jobs = await installJobs(services, { transcribe });
+  const policy = createAddressPolicy(config.allowedPrivateHosts);
+  services.sttRoutes.push(
+    transcriptionRoutes({
+      transcribe,
+      maxUploadBytes: config.limits.maxUploadBytes,
+      fetchUrl: (url, signal) =>
+        fetchAudio(url, {
+          policy,
+          connectTimeoutMs: config.transcription.urlConnectTimeoutMs,
+          totalTimeoutMs: config.transcription.urlTotalTimeoutMs,
+          maxRedirects: config.transcription.urlMaxRedirects,
+          maxBytes: config.limits.maxUploadBytes,
+          signal,
+        }),
+      async validateWebhook(url, extra) {
+        jobs.checkWebhookUrl(url);
+        if (extra !== undefined) parseWebhookExtra(extra);
+      },
+      async submitJob(job) {
+        await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
+      },
+    }),
+  );
+  log.debug({ dataDir: path.resolve(config.dataDir) }, 'speech capabilities installed');
+}
+
+export const capabilities: CapabilityInstaller[] = [installSpeech];

@@ -1,0 +1,45 @@
+/**
+ * Model pack administration: what is loaded and what was skipped, and a reload that picks up
+ * packs dropped into (or removed from) the models dir while the server runs.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { speechErrors } from '../schemas/common.js';
+
+export interface ModelsReport {
+  /** Packs in use, by id, with their kind and languages. */
+  loaded: Array<{ id: string; kind: string; languages: string[] }>;
+  /** Packs found but not used, with the reason (failed verification, crashed the test load...). */
+  skipped: Array<{ id: string; reason: string }>;
+  /** Folders that are not recognisable packs. */
+  problems: Array<{ id: string; reason: string }>;
+  voices: number;
+  loadedAt: string;
+}
+
+const Report = Type.Object({
+  loaded: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), languages: Type.Array(Type.String()) })),
+  skipped: Type.Array(Type.Object({ id: Type.String(), reason: Type.String() })),
+  problems: Type.Array(Type.Object({ id: Type.String(), reason: Type.String() })),
+  voices: Type.Integer(),
+  loadedAt: Type.String({ format: 'date-time' }),
+});
+
+export function modelRoutes(deps: { report(): ModelsReport; reload(): Promise<ModelsReport> }) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get('/admin/models', {
+      config: { rateFamily: 'management' },
+      schema: { tags: ['admin'], summary: 'Installed model packs: loaded, skipped and why', response: { 200: Report, ...speechErrors } },
+      handler: async () => deps.report(),
+    });
+    app.post('/admin/models/reload', {
+      config: { rateFamily: 'management' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Scan the models dir again, verify new or changed packs and swap the engines in',
+        response: { 200: Report, ...speechErrors },
+      },
+      handler: async () => deps.reload(),
+    });
+  };
+}
