@@ -1,0 +1,83 @@
+/**
+ * Model packs as a running server sees them: a corrupt pack is skipped (the server stays up and
+ * serves the others), and packs added or removed while it runs take effect on reload.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, truncateSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { capabilities } from '../../src/capabilities.js';
+import { sharedModel } from '../helpers/models.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+let modelsDir: string;
+
+async function voiceIds(): Promise<string[]> {
+  const r = await s.api('/api/v1/tts-v2/get_voices');
+  return ((await r.json()) as { voices: Array<{ voiceId: string }> }).voices.map((v) => v.voiceId);
+}
+
+async function speak(voice_id: string): Promise<number> {
+  const r = await s.api('/api/v1/tts-v2/get_speech', { method: 'POST', json: { text: 'Is this voice here?', voice_id } });
+  await r.arrayBuffer();
+  return r.status;
+}
+
+before(async () => {
+  modelsDir = mkdtempSync(path.join(tmpdir(), 'parley-packs-'));
+  symlinkSync(sharedModel('fake-piper-tones-en_US-16k'), path.join(modelsDir, 'fake-piper-tones-en_US-16k'), 'dir');
+  // A copy whose model was cut short: sherpa would end the process loading it.
+  const broken = path.join(modelsDir, 'broken-piper-voice');
+  cpSync(sharedModel('fake-piper-tones-en_US-16k'), broken, { recursive: true });
+  rmSync(path.join(broken, 'model-no-metadata.onnx'));
+  truncateSync(path.join(broken, 'model.onnx'), Math.floor(statSync(path.join(broken, 'model.onnx')).size / 2));
+  s = await startTestServer({ capabilities, config: { modelsDir } });
+});
+after(() => s?.close());
+
+describe('model packs in a running server', () => {
+  it('skips a corrupt pack, reports it, and keeps serving the other voices', async () => {
+    const ready = await fetch(`${s.url}/readyz`);
+    assert.equal(ready.status, 200);
+    const body = await ready.json();
+    const skipped = body.models.detail.skipped as Array<{ id: string; reason: string }>;
+    assert.deepEqual(skipped.map((p) => p.id), ['broken-piper-voice']);
+    assert.ok(skipped[0]!.reason.length > 0);
+
+    const report = await (await s.api('/api/v1/admin/models')).json();
+    assert.deepEqual(report.loaded.map((p: { id: string }) => p.id), ['fake-piper-tones-en_US-16k']);
+
+    const ids = await voiceIds();
+    assert.ok(ids.includes('fake-piper-tones-en_US-16k'));
+    assert.ok(!ids.some((id) => id.startsWith('broken')));
+    assert.equal(await speak('fake-piper-tones-en_US-16k'), 200);
+    assert.equal(await speak('espeak-en-us-male'), 200);
+  });
+
+  it('a pack dropped in while running appears after reload, and a removed one goes', async () => {
+    symlinkSync(sharedModel('fake-piper-tones-en_US-22k-2spk'), path.join(modelsDir, 'fake-piper-tones-en_US-22k-2spk'), 'dir');
+    assert.ok(!(await voiceIds()).includes('fake-piper-tones-en_US-22k-2spk-1'), 'not before the reload');
+
+    const reloaded = await s.api('/api/v1/admin/models/reload', { method: 'POST' });
+    assert.equal(reloaded.status, 200);
+    const report = await reloaded.json();
+    assert.ok(report.loaded.some((p: { id: string }) => p.id === 'fake-piper-tones-en_US-22k-2spk'));
+    assert.equal(report.voices, 3);
+    const ids = await voiceIds();
+    assert.ok(ids.includes('fake-piper-tones-en_US-22k-2spk-0'));
+    assert.ok(ids.includes('fake-piper-tones-en_US-22k-2spk-1'));
+    assert.equal(await speak('fake-piper-tones-en_US-22k-2spk-1'), 200);
+
+    rmSync(path.join(modelsDir, 'fake-piper-tones-en_US-16k'));
+    await s.api('/api/v1/admin/models/reload', { method: 'POST' }).then((r) => r.arrayBuffer());
+    assert.ok(!(await voiceIds()).includes('fake-piper-tones-en_US-16k'));
+    assert.equal(await speak('fake-piper-tones-en_US-16k'), 400);
+  });
+
+  it('reload needs a key', async () => {
+    const r = await fetch(`${s.url}/api/v1/admin/models/reload`, { method: 'POST' });
+    assert.equal(r.status, 401);
+  });
+});
