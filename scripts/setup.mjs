@@ -5,6 +5,7 @@
 //   - installs the Debian packages Parley uses when they are missing and we may (root + apt-get):
 //       espeak-ng-data  phoneme data for Piper voices that do not ship their own (and the test fixtures)
 //       ffmpeg          decodes uploads in formats the built-in decoders do not read (m4a/AAC, AIFF, ...)
+//       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -35,6 +36,7 @@ if (!existsSync(installed) || (existsSync(lock) && statSync(lock).mtimeMs > stat
 const wanted = [
   { pkg: 'espeak-ng-data', present: () => existsSync('/usr/lib/x86_64-linux-gnu/espeak-ng-data') || existsSync('/usr/share/espeak-ng-data') },
   { pkg: 'ffmpeg', present: () => onPath('ffmpeg') },
+  { pkg: 'bzip2', present: () => onPath('bzip2') },
   ...(forTests ? [{ pkg: 'espeak-ng', present: () => onPath('espeak-ng') }] : []),
 ];
 
