@@ -81,19 +81,20 @@ function requireFile(pack: ModelPack, role: string): string {
  * (sherpa ignores the lexicon when dataDir is set); else the shared espeak-ng-data.
  */
 function phonemizer(pack: ModelPack, espeakDataDir: string): { lexicon?: string; dataDir?: string } {
-  if (pack.files.dataDir) return { dataDir: requireEspeakData(pack, pack.files.dataDir) };
+  if (pack.files.dataDir) return { dataDir: pack.files.dataDir };
   if (pack.files.lexicon) return { lexicon: pack.files.lexicon };
-  return { dataDir: requireEspeakData(pack, espeakDataDir) };
+  return { dataDir: espeakDataDir };
 }
 
-/** sherpa-onnx ends the process when espeak-ng-data is missing, so it is checked here first. */
-function requireEspeakData(pack: ModelPack, dataDir: string): string {
-  if (!existsSync(join(dataDir, 'phontab'))) {
+/** sherpa-onnx ends the process when espeak-ng-data is missing, so it is checked before loading. */
+function requireEspeakData(pack: ModelPack, config: OfflineTtsConfig): void {
+  const m = config.model;
+  const dataDir = m.vits?.dataDir ?? m.matcha?.dataDir ?? m.kokoro?.dataDir ?? m.kitten?.dataDir;
+  if (dataDir !== undefined && !existsSync(join(dataDir, 'phontab'))) {
     throw new EngineError(
       `TTS pack ${pack.id} needs espeak-ng-data, and ${dataDir} has none (install Debian's espeak-ng-data or set PARLEY_SYNTHESIS__ESPEAK_DATA_DIR)`,
     );
   }
-  return dataDir;
 }
 
 /** The sherpa OfflineTtsConfig for one pack. */
@@ -125,7 +126,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
           model: requireFile(pack, 'model'),
           voices: requireFile(pack, 'voices'),
           tokens,
-          dataDir: requireEspeakData(pack, pack.files.dataDir ?? espeakDataDir),
+          dataDir: pack.files.dataDir ?? espeakDataDir,
           ...(pack.files.lexicon ? { lexicon: pack.files.lexicon } : {}),
         },
       };
@@ -137,7 +138,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
           model: requireFile(pack, 'model'),
           voices: requireFile(pack, 'voices'),
           tokens,
-          dataDir: requireEspeakData(pack, pack.files.dataDir ?? espeakDataDir),
+          dataDir: pack.files.dataDir ?? espeakDataDir,
         },
       };
       break;
@@ -307,6 +308,7 @@ export async function createSherpaTtsEngine(packs: ModelPack[], options: SherpaT
   for (const pack of packs) {
     if (!isTtsPackKind(pack.kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
     const config = buildOfflineTtsConfig(pack, options);
+    requireEspeakData(pack, config);
     let tts: SherpaOfflineTts;
     try {
       tts = await sherpa.OfflineTts.createAsync(config);
