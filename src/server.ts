@@ -76,6 +76,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How long shutdown waits for in-flight requests before closing their connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export type CapabilityInstaller = (services: Services) => Promise<void>;
 
 export async function startServer(
@@ -109,7 +112,16 @@ export async function startServer(
     app.addHook('onClose', async () => services.releasers.releaseAll((msg, err) => app.log.error({ err }, msg)));
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
-    return { app, services, url, close: () => app.close() };
+    const close = async () => {
+      // In-flight requests get a grace period; a stream whose client stopped reading would hold shutdown forever.
+      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(force);
+      }
+    };
+    return { app, services, url, close };
   } catch (err) {
     await services.releasers.releaseAll();
     throw err;

@@ -225,8 +225,8 @@ export async function encodeWholeFile(
   const encoder = options.wavHeader
     ? await createEncoder(format === 'pcm' ? 'wav' : format, sampleRate, 'file')
     : await createEncoder(format === 'wav' ? 'pcm' : format, sampleRate, 'stream');
-  // Feed long texts in slices so the mp3 encoder does not hold the event loop for the whole file.
-  const slice = 10 * sampleRate;
+  // Feed long texts in slices of 1/4 s so the mp3 encoder holds the event loop for milliseconds at a time.
+  const slice = Math.max(1152, Math.round(sampleRate / 4));
   const parts: Uint8Array[] = [];
   for (let offset = 0; offset < samples.length; offset += slice) {
     parts.push(encoder.push(samples.subarray(offset, offset + slice)));

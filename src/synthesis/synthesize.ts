@@ -5,6 +5,7 @@
  */
 import type { OutputFormat } from '../audio/pcm.js';
 import { createEncoder, encodeWholeFile } from '../audio/encode.js';
+import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError } from '../errors.js';
@@ -12,6 +13,9 @@ import type { PronunciationDictRepository } from '../store/pronunciation-dict-re
 import { baseLanguage, modelLanguages } from './languages.js';
 import { prepareText } from './text/prepare.js';
 import type { VoiceRegistry } from './voice-registry.js';
+
+/** Samples encoded between yields to the event loop: four mp3 frames. */
+const ENCODE_SLICE = 4 * 1152;
 
 export interface SynthesisRequest {
   accountId: string;
@@ -118,8 +122,13 @@ export class SynthesisService {
   async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
     for await (const samples of this.pcm(prepared, signal, stats)) {
-      const bytes = encoder.push(samples);
-      if (bytes.length) yield bytes;
+      // Encoding (mp3 above all) runs on the main thread: small slices with a yield between keep
+      // other requests moving while a long sentence is encoded.
+      for (let at = 0; at < samples.length; at += ENCODE_SLICE) {
+        if (at > 0) await yieldToEventLoop();
+        const bytes = encoder.push(samples.subarray(at, at + ENCODE_SLICE));
+        if (bytes.length) yield bytes;
+      }
     }
     const last = encoder.end();
     if (last.length) yield last;

@@ -21,10 +21,14 @@ export async function* sseEvents(response: Response): AsyncGenerator<SseEvent> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
+  let finished = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done) {
+        finished = true;
+        break;
+      }
       buffer += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = buffer.indexOf('\n\n')) >= 0) {
@@ -35,7 +39,9 @@ export async function* sseEvents(response: Response): AsyncGenerator<SseEvent> {
     }
     if (buffer.trim()) yield parseEvent(buffer);
   } finally {
-    reader.releaseLock();
+    // A reader that stops early hangs up, as a client that has heard enough does.
+    if (finished) reader.releaseLock();
+    else await reader.cancel().catch(() => undefined);
   }
 }
 
