@@ -3,6 +3,7 @@
  * it one sentence at a time, so the streaming form keeps the filter state between chunks: the
  * concatenated output equals resampling the whole signal at once.
  */
+import { concatFloat32 } from './channel-mix.js';
 import createSpeexModule, { type SpeexResamplerModule as SpeexModule } from '@echogarden/speex-resampler-wasm';
 
 /**
@@ -122,14 +123,7 @@ class SpeexStreamingResampler implements StreamingResampler {
       offset += consumed;
     }
     this.outputCount += total;
-    if (parts.length === 1) return parts[0];
-    const out = new Float32Array(total);
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
+    return concatFloat32(parts);
   }
 }
 

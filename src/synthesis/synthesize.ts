@@ -5,6 +5,7 @@
  */
 import type { OutputFormat } from '../audio/pcm.js';
 import { createEncoder, encodeWholeFile } from '../audio/encode.js';
+import { concatFloat32 } from '../audio/channel-mix.js';
 import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
@@ -137,17 +138,9 @@ export class SynthesisService {
   /** The whole file of /get_speech (decisions.md point 11). */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const parts: Float32Array[] = [];
-    let total = 0;
-    for await (const samples of this.pcm(prepared, signal)) {
-      parts.push(samples);
-      total += samples.length;
-    }
-    const all = new Float32Array(total);
-    let offset = 0;
-    for (const p of parts) {
-      all.set(p, offset);
-      offset += p.length;
-    }
+    for await (const samples of this.pcm(prepared, signal)) parts.push(samples);
+    const all = concatFloat32(parts);
+    const total = all.length;
     const rate = prepared.request.sampleRate;
     const file = await encodeWholeFile(prepared.request.outputFormat, all, rate, { wavHeader: options.wavHeader });
     // mp3 may be encoded at the nearest MPEG rate: report the rate the bytes really have.

@@ -9,6 +9,7 @@
  * worth of model state) and the AbortSignal is checked between them.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { concatFloat32 } from '../audio/channel-mix.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { Diarizer, Recognizer, SpeakerTurn, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
@@ -180,24 +181,14 @@ async function resampleYielding(samples: Float32Array, fromRate: number, toRate:
   const resampler = await createStreamingResampler(fromRate, toRate);
   try {
     const parts: Float32Array[] = [];
-    let total = 0;
     for (let at = 0; at < samples.length; at += RESAMPLE_BLOCK) {
       if (signal?.aborted) throw new AbortedError();
       const out = resampler.process(samples.subarray(at, at + RESAMPLE_BLOCK));
       parts.push(out);
-      total += out.length;
       if (at + RESAMPLE_BLOCK < samples.length) await yieldToEventLoop();
     }
-    const tail = resampler.flush();
-    parts.push(tail);
-    total += tail.length;
-    const joined = new Float32Array(total);
-    let offset = 0;
-    for (const part of parts) {
-      joined.set(part, offset);
-      offset += part.length;
-    }
-    return joined;
+    parts.push(resampler.flush());
+    return concatFloat32(parts);
   } finally {
     resampler.dispose();
   }
