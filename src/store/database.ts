@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { backendProfiles, type BackendProfile } from './backend.js';
 import { migrations } from './migrations/index.js';
@@ -37,7 +37,7 @@ export async function openStore(options: { databaseUrl: string; dataDir: string 
     backend = backendProfiles.sqlite;
   }
   try {
-    await migrateToLatest(db);
+    await migrateToLatest(db, backend.name === 'postgres');
   } catch (err) {
     await db.destroy();
     throw err;
@@ -52,8 +52,13 @@ class StaticMigrationProvider implements MigrationProvider {
 }
 
 /** Apply every numbered migration not yet recorded (Kysely records them in kysely_migration). */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+export async function migrateToLatest(db: Kysely<any>, postgres = false): Promise<string[]> {
+  // On PostgreSQL the bookkeeping tables go in the connection's own schema: without a schema,
+  // Kysely finds kysely_migration tables of another schema of the same database and skips creating its own.
+  const migrationTableSchema = postgres
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    : undefined;
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), ...(migrationTableSchema ? { migrationTableSchema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw new Error(`Database migration failed: ${(error as Error).message ?? error}`);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
