@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
 import { corpusFile, modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { expectSttError } from '../helpers/stt-errors.js';
 
 const AUDIO = 'en/cmu-arctic-aew-a0003.wav';
 const INVALID_FORMAT = 'Invalid file format. Supported formats: audio/*';
@@ -102,14 +103,6 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
     return { res, body: json };
   }
 
-  async function expectError(got: Promise<{ res: Response; body: any }>, status: number, error: string | RegExp): Promise<string> {
-    const { res, body } = await got;
-    assert.equal(res.status, status, JSON.stringify(body));
-    assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
-    if (typeof error === 'string') assert.equal(body.error, error);
-    else assert.match(body.error, error);
-    return body.error;
-  }
 
   before(async () => {
     const names = ['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile'];
@@ -160,27 +153,27 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
   });
 
   it('refuses a 4th redirect with 400 saying so', async () => {
-    await expectError(postJson(s, { url: `${files.base}/hop/4/too-far.wav` }), 400, /redirect/i);
+    await expectSttError(postJson(s, { url: `${files.base}/hop/4/too-far.wav` }), 400, /redirect/i);
   });
 
   it('gives up on a server that sends headers then stalls: 400 timeout', async () => {
     const started = Date.now();
-    await expectError(postJson(s, { url: `${files.base}/stall-headers.wav` }), 400, /timed out/i);
-    await expectError(postJson(s, { url: `${files.base}/stall-body.wav` }), 400, /timed out/i);
+    await expectSttError(postJson(s, { url: `${files.base}/stall-headers.wav` }), 400, /timed out/i);
+    await expectSttError(postJson(s, { url: `${files.base}/stall-body.wav` }), 400, /timed out/i);
     assert.ok(Date.now() - started < 2 * TOTAL_TIMEOUT_MS + 3000, 'the total timeout bounds the wait');
   });
 
   it('stops a download over 25 MB: 413 whether or not the size was announced', async () => {
-    await expectError(postJson(s, { url: `${files.base}/huge-announced.wav` }), 413, TOO_LARGE);
-    await expectError(postJson(s, { url: `${files.base}/huge-chunked.wav` }), 413, TOO_LARGE);
+    await expectSttError(postJson(s, { url: `${files.base}/huge-announced.wav` }), 413, TOO_LARGE);
+    await expectSttError(postJson(s, { url: `${files.base}/huge-chunked.wav` }), 413, TOO_LARGE);
   });
 
   it('an HTTP error at the URL is 400 naming the status', async () => {
-    await expectError(postJson(s, { url: `${files.base}/missing.wav` }), 400, /404/);
+    await expectSttError(postJson(s, { url: `${files.base}/missing.wav` }), 400, /404/);
   });
 
   it('a page that is not audio is 400 Invalid file format', async () => {
-    await expectError(postJson(s, { url: `${files.base}/page.html` }), 400, INVALID_FORMAT);
+    await expectSttError(postJson(s, { url: `${files.base}/page.html` }), 400, INVALID_FORMAT);
   });
 
   it('a port with nothing listening is 400', async () => {
@@ -188,36 +181,36 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    await expectError(postJson(s, { url: `http://127.0.0.1:${port}/gone.wav` }), 400, /could not be fetched|ECONNREFUSED/);
+    await expectSttError(postJson(s, { url: `http://127.0.0.1:${port}/gone.wav` }), 400, /could not be fetched|ECONNREFUSED/);
   });
 
   it('refuses loopback when config allows no private host', async () => {
-    await expectError(postJson(strict, { url: `${files.base}/files/a.wav` }), 400, /not allowed/);
-    await expectError(postJson(strict, { url: `http://localhost:${new URL(files.base).port}/files/a.wav` }), 400, /not allowed/);
+    await expectSttError(postJson(strict, { url: `${files.base}/files/a.wav` }), 400, /not allowed/);
+    await expectSttError(postJson(strict, { url: `http://localhost:${new URL(files.base).port}/files/a.wav` }), 400, /not allowed/);
   });
 
   it('allows only the listed private host: other loopback, private, link-local addresses are refused', async () => {
     for (const host of ['127.0.0.2', '[::1]', '10.1.2.3', '192.168.0.10', '169.254.169.254', '0.0.0.0']) {
-      await expectError(postJson(s, { url: `http://${host}:${new URL(files.base).port}/files/a.wav` }), 400, /not allowed/);
+      await expectSttError(postJson(s, { url: `http://${host}:${new URL(files.base).port}/files/a.wav` }), 400, /not allowed/);
     }
   });
 
   it('refuses schemes other than http and https', async () => {
     for (const url of ['ftp://127.0.0.1/a.wav', 'file:///etc/passwd', 'data:audio/wav;base64,UklGRg==', 'gopher://127.0.0.1/']) {
-      await expectError(postJson(s, { url }), 400, /http/);
+      await expectSttError(postJson(s, { url }), 400, /http/);
     }
   });
 
   it('malformed JSON, a missing url or a url that is not a URL are 400', async () => {
-    await expectError(postJson(s, '{"url": '), 400, /JSON/);
-    await expectError(postJson(s, {}), 400, /url/);
-    await expectError(postJson(s, { url: 42 }), 400, /url/);
-    await expectError(postJson(s, { url: '' }), 400, /url/);
-    await expectError(postJson(s, ['http://127.0.0.1/a.wav']), 400, /url/);
-    await expectError(postJson(s, { url: 'not a url' }), 400, /not a valid URL/);
+    await expectSttError(postJson(s, '{"url": '), 400, /JSON/);
+    await expectSttError(postJson(s, {}), 400, /url/);
+    await expectSttError(postJson(s, { url: 42 }), 400, /url/);
+    await expectSttError(postJson(s, { url: '' }), 400, /url/);
+    await expectSttError(postJson(s, ['http://127.0.0.1/a.wav']), 400, /url/);
+    await expectSttError(postJson(s, { url: 'not a url' }), 400, /not a valid URL/);
   });
 
   it('query options are still validated for URL input', async () => {
-    await expectError(postJson(s, { url: `${files.base}/files/a.wav` }, '?diarize=yes'), 400, /diarize/);
+    await expectSttError(postJson(s, { url: `${files.base}/files/a.wav` }, '?diarize=yes'), 400, /diarize/);
   });
 });

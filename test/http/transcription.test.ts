@@ -12,6 +12,7 @@ import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
 import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
 import { corpusFile, modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { expectSttError } from '../helpers/stt-errors.js';
 
 const SOURCE = 'en/jfk-inaugural-1961.wav';
 const MULTI_SPEAKER = 'diarization/picovoice-falcon-3spk.wav';
@@ -60,15 +61,6 @@ describe('POST /api/v1/stt/get_text', () => {
     return body as Result;
   }
 
-  /** An stt error: exact status and body `{error, request_id}`. */
-  async function expectError(got: Promise<{ res: Response; body: any }>, status: number, error: string | RegExp): Promise<string> {
-    const { res, body } = await got;
-    assert.equal(res.status, status, JSON.stringify(body));
-    assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
-    if (typeof error === 'string') assert.equal(body.error, error);
-    else assert.match(body.error, error);
-    return body.error;
-  }
 
   before(async () => {
     const modelsDir = modelsDirWith([
@@ -297,36 +289,36 @@ describe('POST /api/v1/stt/get_text', () => {
     const wav = () => new Uint8Array(readFileSync(corpusFile('en/ljspeech-LJ002-0020.wav')));
 
     it('a Content-Type that is not audio/* is 400 with the fixed sentence', async () => {
-      await expectError(post('', wav(), 'text/plain'), 400, INVALID_FORMAT);
-      await expectError(post('', wav(), 'application/octet-stream'), 400, INVALID_FORMAT);
+      await expectSttError(post('', wav(), 'text/plain'), 400, INVALID_FORMAT);
+      await expectSttError(post('', wav(), 'application/octet-stream'), 400, INVALID_FORMAT);
     });
 
     it('audio/wav holding bytes that are not audio is 400 with the same sentence', async () => {
       let seed = 7;
       const noise = new Uint8Array(5000).map(() => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 24) & 0xff);
-      await expectError(post('', noise, 'audio/wav'), 400, INVALID_FORMAT);
-      await expectError(post('', new TextEncoder().encode('this is plain text, not audio at all'), 'audio/mpeg'), 400, INVALID_FORMAT);
+      await expectSttError(post('', noise, 'audio/wav'), 400, INVALID_FORMAT);
+      await expectSttError(post('', new TextEncoder().encode('this is plain text, not audio at all'), 'audio/mpeg'), 400, INVALID_FORMAT);
       // A WAV header with nothing after it.
-      await expectError(post('', wav().subarray(0, 44), 'audio/wav'), 400, INVALID_FORMAT);
+      await expectSttError(post('', wav().subarray(0, 44), 'audio/wav'), 400, INVALID_FORMAT);
     });
 
     it('model other than stt is 400 naming the field', async () => {
-      const message = await expectError(post('?model=other', wav()), 400, /model/);
+      const message = await expectSttError(post('?model=other', wav()), 400, /model/);
       assert.ok(message.length > 0);
     });
 
     it('a language with no installed recogniser is 400 naming the language', async () => {
-      await expectError(post('?language=de', wav()), 400, /\bde\b/);
+      await expectSttError(post('?language=de', wav()), 400, /\bde\b/);
     });
 
     it('a language outside the list is 400 naming the field', async () => {
-      await expectError(post('?language=xx', wav()), 400, /language/);
+      await expectSttError(post('?language=xx', wav()), 400, /language/);
     });
 
     it('booleans accept true/false only', async () => {
       for (const q of ['word_timestamps=yes', 'diarize=1', 'age_detection=TRUE', 'emotion_detection=']) {
         const name = q.split('=')[0]!;
-        await expectError(post(`?${q}`, wav()), 400, new RegExp(name));
+        await expectSttError(post(`?${q}`, wav()), 400, new RegExp(name));
       }
     });
 
@@ -345,8 +337,8 @@ describe('POST /api/v1/stt/get_text', () => {
       assert.equal(s.config.limits.maxUploadBytes, 25 * 1024 * 1024);
       const big = new Uint8Array(26 * 1024 * 1024);
       big.set(wav().subarray(0, 44));
-      await expectError(post('', big), 413, 'File size exceeds maximum limit of 25MB');
-      await expectError(post('', new Uint8Array(25 * 1024 * 1024 + 1)), 413, 'File size exceeds maximum limit of 25MB');
+      await expectSttError(post('', big), 413, 'File size exceeds maximum limit of 25MB');
+      await expectSttError(post('', new Uint8Array(25 * 1024 * 1024 + 1)), 413, 'File size exceeds maximum limit of 25MB');
     });
   });
 
