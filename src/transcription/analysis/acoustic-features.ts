@@ -1,13 +1,15 @@
 /**
  * Speaker-level acoustic measurements over speech spans: F0 statistics (YIN), vocal-tract length
- * (LPC formants), spectral balance, and tempo (syllable nuclei per second). Everything is measured
- * at 16 kHz, frame hop 10 ms. Deterministic: no randomness, fixed frame grid per span.
+ * (Burg-LPC formants, formants.ts), spectral balance, and tempo (syllable nuclei per second).
+ * Everything is measured at 16 kHz, frame hop 10 ms, except formants, which Praat-style run on the
+ * span resampled to twice the formant ceiling (10 kHz) with a 50 ms Gaussian window centred on each
+ * voiced YIN frame. Deterministic: no randomness, fixed frame grid per span.
  */
 import type { TimeSpan } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
 import { powerSpectrum } from './fft.js';
-import { estimateFormants, vocalTractLength } from './formants.js';
+import { estimateFormants, FORMANT_RATE, FORMANT_WINDOW_S, gaussianWindow, toFormantRate, vocalTractLength } from './formants.js';
 import { estimateFrameF0, pitchFrameGeometry } from './pitch-tracker.js';
 
 export interface AcousticFeatures {
@@ -68,6 +70,8 @@ export async function extractAcousticFeatures(
   const spectralLength = Math.round(SPECTRAL_WINDOW_S * ANALYSIS_RATE);
   const hann = new Float64Array(spectralLength).map((_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (spectralLength - 1)));
   const binHz = ANALYSIS_RATE / SPECTRUM_FFT;
+  const formantLength = Math.round(FORMANT_WINDOW_S * FORMANT_RATE);
+  const formantWindow = gaussianWindow(formantLength);
 
   const perSpan: Frame[][] = [];
   let budget = maxSeconds;
@@ -79,6 +83,7 @@ export async function extractAcousticFeatures(
     if (end <= start) continue;
     budget -= (end - start) / sampleRate;
     const x = toAnalysisRate(samples.subarray(start, end), sampleRate);
+    const formantSignal = toFormantRate(samples.subarray(start, end), sampleRate);
     const frames: Frame[] = [];
     const frame = new Float64Array(spectralLength);
     for (let offset = 0; offset + geometry.frameLength <= x.length; offset += geometry.hop) {
@@ -108,7 +113,11 @@ export async function extractAcousticFeatures(
       }
       const { f0 } = estimateFrameF0(x, offset, ANALYSIS_RATE, geometry, scratch);
       let vtl = NaN;
-      if (f0 > 0) vtl = vocalTractLength(estimateFormants(x.subarray(from, from + spectralLength), ANALYSIS_RATE)) ?? NaN;
+      const formantFrom = Math.round(((offset + geometry.frameLength / 2) / ANALYSIS_RATE) * FORMANT_RATE - formantLength / 2);
+      if (f0 > 0 && formantFrom >= 0 && formantFrom + formantLength <= formantSignal.length) {
+        const formants = estimateFormants(formantSignal.subarray(formantFrom, formantFrom + formantLength), 4, formantWindow);
+        vtl = vocalTractLength(formants.map((f) => f.frequency)) ?? NaN;
+      }
       frames.push({
         db,
         bandDb: 10 * Math.log10(band + 1e-12),

@@ -1,6 +1,6 @@
 /**
  * Brings speech to the rate the acoustic baseline works at. 16 kHz keeps everything the features
- * need (F0 up to 800 Hz, formants up to 5.5 kHz) and makes the F0 search 3x cheaper than at 48 kHz.
+ * need (F0 up to 800 Hz, spectral balance up to 5 kHz) and makes the F0 search 3x cheaper than at 48 kHz.
  * A self-contained windowed-sinc resampler, so the baseline depends on nothing outside this folder.
  */
 export const ANALYSIS_RATE = 16000;
@@ -9,8 +9,13 @@ export const ANALYSIS_RATE = 16000;
 const HALF_TAPS = 16;
 
 export function toAnalysisRate(samples: Float32Array, sampleRate: number): Float32Array {
-  if (sampleRate === ANALYSIS_RATE) return samples;
-  const ratio = ANALYSIS_RATE / sampleRate;
+  return resample(samples, sampleRate, ANALYSIS_RATE);
+}
+
+/** `samples` at `fromRate` brought to `toRate` (the same windowed sinc, low-passed below the lower Nyquist). */
+export function resample(samples: Float32Array, fromRate: number, toRate: number): Float32Array {
+  if (fromRate === toRate) return samples;
+  const ratio = toRate / fromRate;
   const outLength = Math.floor(samples.length * ratio);
   const out = new Float32Array(outLength);
   // Low-pass at 95% of the lower Nyquist so that downsampling does not alias.
