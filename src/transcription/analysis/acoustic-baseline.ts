@@ -3,13 +3,16 @@
  * acoustic cues, with no model to download. It is a fallback, meant to be right on clear cases
  * (an adult man vs an adult woman reading) and honest about the rest.
  *
- * HOW IT DECIDES (all parameters are literature values, none fitted to the corpus labels)
+ * HOW IT DECIDES (all parameters are literature values, none fitted to the corpus labels; the one
+ * choice made while looking at corpus output, which of Praat's two advised formant ceilings to use,
+ * is explained in formants.ts)
  *
- * Cues (acoustic-features.ts): median F0 over voiced frames (YIN), vocal-tract length from LPC
- * formant spacing, F0 variability in semitones, syllable rate, alpha ratio (spectral balance).
+ * Cues (acoustic-features.ts): median F0 over voiced frames (YIN), vocal-tract length from the
+ * spacing of Burg-LPC formants (formants.ts), F0 variability in semitones, syllable rate, alpha
+ * ratio (spectral balance).
  *
- * 1. Voice class, from F0 and vocal-tract length, by Gaussian naive Bayes over three classes with
- *    equal priors:
+ * 1. Voice class, from F0 and vocal-tract length, by naive Bayes over three classes with equal
+ *    priors:
  *      class         F0 mean (SD)         vocal-tract length mean (SD)
  *      adult male    115 Hz (2.6 st)      17.0 cm (1.0)
  *      adult female  205 Hz (1.9 st)      14.5 cm (1.0)
@@ -19,6 +22,21 @@
  *    on a log scale (mean = geometric midpoint). Vocal-tract length: MRI growth data (Fitch & Giedd
  *    1999, JASA 106(3); Vorperian et al. 2009, JASA 125(3)), roughly 16-18 cm for men, 14-15 cm
  *    for women, 11.5-13.5 cm between 6 and 12 years; the 1 cm SD also absorbs the estimator's noise.
+ *    Vocal-tract length is Gaussian. F0 is not: those ranges hold for speech at normal effort, and
+ *    F0 is a state cue as much as an anatomical one. Raising the voice raises F0 for men, women and
+ *    children alike, by up to about an octave from close talk to calling across 187.5 m
+ *    (Traunmüller & Eriksson 2000, JASA 107(6), "Acoustic effects of variation in vocal effort by
+ *    men, women, and children"; their preliminary report, Andersson, Eriksson & Traunmüller 1996,
+ *    TMH-QPSR 2/1996: mean F0 rose "by a factor close to two", its SD in semitones roughly
+ *    constant; Jessen, Köster & Gfroerer 2005, IJSLL 12(2), Lombard speech: all of 100 men raised
+ *    F0), and aroused emotions do the same (Juslin & Laukka 2003; Scherer 2003), while the tract's
+ *    formant spacing stays. So the F0 likelihood of a class (f0Likelihood) is a mixture over the
+ *    unknown effort, with even prior odds: half the Gaussian above (normal effort), half the same
+ *    Gaussian shifted up by an amount spread evenly over 0-12 semitones (raised effort). An F0 far
+ *    above a class' normal range then costs that class little against a class whose normal range
+ *    it hits, and the tract length decides; an F0 below a class' range still counts fully against
+ *    it (effort does not lower F0 an octave). Without the mixture, a man's acted happy or fearful
+ *    voice at 220-270 Hz was "female" whatever his formants said.
  *    Without a length estimate (too few frames with three formants) F0 decides alone.
  * 2. gender = the likelier of adult male / adult female. For a child voice this is a guess: before
  *    puberty boys and girls differ little in F0 or vocal-tract length.
@@ -65,6 +83,11 @@ const VOICE_CLASSES: { name: VoiceClass; f0: number; f0Sd: number; vtl: number; 
   { name: 'child', f0: 316, f0Sd: 2.0, vtl: 12.5, vtlSd: 1.0 },
 ];
 
+/** Largest F0 rise with vocal effort, semitones: an octave (Traunmüller & Eriksson 2000; see step 1). */
+const EFFORT_SHIFT_ST = 12;
+/** Prior probability of raised effort: unknown, so even odds with normal effort. */
+const RAISED_EFFORT_PRIOR = 0.5;
+
 const INFANT_MIN_F0 = 450;
 const INFANT_MAX_VTL = 10;
 /** Less voiced speech than this gives no stable F0 median: no age, gender or emotion then. */
@@ -93,13 +116,31 @@ export interface VoiceDecision {
   logLikelihood: Record<VoiceClass, number>;
 }
 
+/**
+ * Likelihood of a median F0 `x` semitones from a class mean whose speakers spread with SD `sd`
+ * semitones, when the vocal effort is unknown: half the mass at normal effort (Gaussian), half
+ * with F0 raised by an effort shift spread evenly over 0..EFFORT_SHIFT_ST (Gaussian ⊛ uniform).
+ */
+export function f0Likelihood(x: number, sd: number): number {
+  const normal = Math.exp((-0.5 * x * x) / (sd * sd)) / (sd * Math.sqrt(2 * Math.PI));
+  const raised = (normalCdf(x / sd) - normalCdf((x - EFFORT_SHIFT_ST) / sd)) / EFFORT_SHIFT_ST;
+  return (1 - RAISED_EFFORT_PRIOR) * normal + RAISED_EFFORT_PRIOR * raised;
+}
+
+/** Standard normal CDF (Abramowitz & Stegun 7.1.26 erf, |error| < 1.5e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+}
+
 /** Steps 1-3 of the rules above; undefined when there is too little voiced speech. */
 export function classifyVoice(f: AcousticFeatures): VoiceDecision | undefined {
   if (!(f.voicedSeconds >= MIN_VOICED_SECONDS) || !Number.isFinite(f.f0Median)) return undefined;
   const logLikelihood = {} as Record<VoiceClass, number>;
   for (const c of VOICE_CLASSES) {
-    const zF0 = semitones(f.f0Median / c.f0) / c.f0Sd;
-    let ll = -0.5 * zF0 * zF0 - Math.log(c.f0Sd);
+    let ll = Math.log(f0Likelihood(semitones(f.f0Median / c.f0), c.f0Sd));
     if (Number.isFinite(f.vocalTractCm)) {
       const zVtl = (f.vocalTractCm - c.vtl) / c.vtlSd;
       ll += -0.5 * zVtl * zVtl - Math.log(c.vtlSd);

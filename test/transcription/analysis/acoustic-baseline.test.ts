@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AcousticFeatures } from '../../../src/transcription/analysis/acoustic-features.js';
-import { AcousticBaselineAnalyzer, classifyVoice, scoreEmotions } from '../../../src/transcription/analysis/acoustic-baseline.js';
+import { AcousticBaselineAnalyzer, classifyVoice, f0Likelihood, scoreEmotions } from '../../../src/transcription/analysis/acoustic-baseline.js';
 import { ESPEAK_MISSING, speak } from './espeak-voices.js';
 import { labelledClips, readWav } from './labelled-clips.js';
 
@@ -37,6 +37,27 @@ describe('acoustic baseline rules', () => {
     // In the F0 overlap of men and women, the vocal-tract length decides.
     assert.equal(classifyVoice(features(160, 17.5))?.gender, 'male');
     assert.equal(classifyVoice(features(160, 14.0))?.gender, 'female');
+  });
+
+  it('lets the vocal-tract length decide when raised effort lifts F0 out of the normal range', () => {
+    // A man shouting or acting joy an octave above his normal 115 Hz still has a male-length tract.
+    assert.equal(classifyVoice(features(230, 17.5, { f0SdSemitones: 3 }))?.gender, 'male');
+    assert.equal(classifyVoice(features(270, 17.0))?.gender, 'male');
+    // A woman raised the same way stays a woman.
+    assert.equal(classifyVoice(features(400, 14.5))?.gender, 'female');
+    // A low F0 is not explained by effort: 100 Hz with an ambiguous tract is a man.
+    assert.equal(classifyVoice(features(100, 15.75))?.gender, 'male');
+  });
+
+  it('spreads the F0 likelihood over normal and raised effort', () => {
+    // A density in semitones: it integrates to 1.
+    let total = 0;
+    for (let x = -30; x <= 40; x += 0.01) total += f0Likelihood(x, 2) * 0.01;
+    assert.ok(Math.abs(total - 1) < 1e-3, `integral ${total}`);
+    // Symmetric tails would make +8 st as unlikely as −8 st; with raised effort it is far likelier.
+    assert.ok(f0Likelihood(8, 2) > 100 * f0Likelihood(-8, 2));
+    // At the class mean the normal-effort half dominates.
+    assert.ok(f0Likelihood(0, 2) > f0Likelihood(6, 2));
   });
 
   it('never claims an age, gender or emotion from too little voiced speech', () => {
