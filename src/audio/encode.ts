@@ -3,8 +3,8 @@
  * engine produces them and returns the bytes to send; concatenating every `push` and the `end`
  * gives a complete stream (or, in 'file' mode, a complete file) of the requested format.
  */
-import { Mp3Encoder } from '@breezystack/lamejs';
 import { encodeMuLaw } from './g711.js';
+import { Mp3FrameEncoder } from './mp3.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
 import { WavFormatTag, wavFile, wavHeader } from './wav.js';
@@ -38,7 +38,7 @@ function toInt16(sample: number): number {
   return clamped < 0 ? -Math.round(-clamped * 32767) : Math.round(clamped * 32767);
 }
 
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   let total = 0;
   for (const p of parts) total += p.length;
   const out = new Uint8Array(total);
@@ -50,7 +50,7 @@ function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** The rates MPEG audio (MPEG-1, 2 and 2.5) can carry, hence the only ones lamejs encodes. */
+/** The rates MPEG audio (MPEG-1, 2 and 2.5) can carry, hence the only ones LAME encodes. */
 export const MP3_SAMPLE_RATES: readonly number[] = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
 
 /**
@@ -73,44 +73,26 @@ export function mp3BitrateFor(sampleRate: number): number {
   return 128;
 }
 
-/** Samples handed to lamejs per call: a multiple of the 1152-sample MPEG frame. */
-const MP3_BLOCK = 1152 * 16;
-
 class Mp3StreamEncoder implements AudioEncoder {
   readonly contentType = 'audio/mpeg';
-  private readonly lame: Mp3Encoder;
 
   constructor(
-    readonly sampleRate: number,
+    private readonly lame: Mp3FrameEncoder,
     private readonly resampler: StreamingResampler,
-  ) {
-    this.lame = new Mp3Encoder(1, sampleRate, mp3BitrateFor(sampleRate));
+  ) {}
+
+  get sampleRate(): number {
+    return this.lame.sampleRate;
   }
 
   push(samples: Float32Array): Uint8Array {
-    return this.encode(this.resampler.process(samples));
+    return this.lame.encode(this.resampler.process(samples));
   }
 
   end(): Uint8Array {
-    const tail = this.encode(this.resampler.flush());
-    return concatBytes([tail, toBytes(this.lame.flush())]);
+    const tail = this.lame.encode(this.resampler.flush());
+    return concatBytes([tail, this.lame.finish()]);
   }
-
-  private encode(samples: Float32Array): Uint8Array {
-    const parts: Uint8Array[] = [];
-    for (let offset = 0; offset < samples.length; offset += MP3_BLOCK) {
-      const block = samples.subarray(offset, offset + MP3_BLOCK);
-      const pcm = new Int16Array(block.length);
-      for (let i = 0; i < block.length; i++) pcm[i] = toInt16(block[i]);
-      parts.push(toBytes(this.lame.encodeBuffer(pcm)));
-    }
-    return concatBytes(parts);
-  }
-}
-
-/** lamejs returns an Int8Array view that it may reuse: copy it out as unsigned bytes. */
-function toBytes(frames: Int8Array | Uint8Array): Uint8Array {
-  return new Uint8Array(frames.buffer, frames.byteOffset, frames.length).slice();
 }
 
 /** Raw samples (int16 or mu-law), optionally preceded by a streaming WAV header. */
@@ -196,7 +178,10 @@ export async function createEncoder(format: OutputFormat, sampleRate: number, mo
       return new SampleStreamEncoder('audio/x-mulaw', sampleRate, encodeMuLaw);
     case 'mp3': {
       const mpegRate = mp3SampleRateFor(sampleRate);
-      return new Mp3StreamEncoder(mpegRate, await createStreamingResampler(sampleRate, mpegRate));
+      return new Mp3StreamEncoder(
+        await Mp3FrameEncoder.create(mpegRate, mp3BitrateFor(mpegRate)),
+        await createStreamingResampler(sampleRate, mpegRate),
+      );
     }
     default:
       throw new RangeError(`Unknown output format: ${String(format)}`);
@@ -211,20 +196,26 @@ export interface EncodedFile {
 }
 
 /**
- * A whole /get_speech file (decisions.md 11): pcm and wav → PCM int16 WAV (audio/wav); mp3 →
- * audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false` (the legacy
- * `add_wav_header: false`) drops the WAV header: raw int16 (audio/pcm) for pcm and wav, raw
- * mu-law (audio/x-mulaw) for mulaw; mp3 is unaffected.
+ * The encoder of a whole /get_speech file (decisions.md 11): pcm and wav → PCM int16 WAV
+ * (audio/wav); mp3 → audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false`
+ * (the legacy `add_wav_header: false`) drops the WAV header: raw int16 (audio/pcm) for pcm and
+ * wav, raw mu-law (audio/x-mulaw) for mulaw; mp3 is unaffected. Feed it as the audio comes, so
+ * that encoding overlaps with synthesis; the concatenated output is the file.
  */
+export function createFileEncoder(format: OutputFormat, sampleRate: number, options: { wavHeader: boolean }): Promise<AudioEncoder> {
+  return options.wavHeader
+    ? createEncoder(format === 'pcm' ? 'wav' : format, sampleRate, 'file')
+    : createEncoder(format === 'wav' ? 'pcm' : format, sampleRate, 'stream');
+}
+
+/** `createFileEncoder` over samples already in hand. */
 export async function encodeWholeFile(
   format: OutputFormat,
   samples: Float32Array,
   sampleRate: number,
   options: { wavHeader: boolean },
 ): Promise<EncodedFile> {
-  const encoder = options.wavHeader
-    ? await createEncoder(format === 'pcm' ? 'wav' : format, sampleRate, 'file')
-    : await createEncoder(format === 'wav' ? 'pcm' : format, sampleRate, 'stream');
+  const encoder = await createFileEncoder(format, sampleRate, options);
   // Feed long texts in slices of 1/4 s so the mp3 encoder holds the event loop for milliseconds at a time.
   const slice = Math.max(1152, Math.round(sampleRate / 4));
   const parts: Uint8Array[] = [];

@@ -99,6 +99,23 @@ describe('createEncoder in stream mode', () => {
     });
   }
 
+  test('mp3 encoders reused from the idle pool start from a clean state', async () => {
+    const signal = twoTone(24000, SECONDS);
+    const first = encodeInPieces(await createEncoder('mp3', 24000, 'stream'), signal);
+    // An aborted stream in between: never finished, its state must not leak into the next one.
+    (await createEncoder('mp3', 24000, 'stream')).push(signal.subarray(0, 5000));
+    await new Promise((resolve) => setImmediate(resolve)); // the finished encoder is set up again
+    const reused = await createEncoder('mp3', 24000, 'stream');
+    const second = encodeInPieces(reused, signal);
+    assert.ok(first.length > 1000);
+    assert.deepEqual(second, first);
+    // Two streams at once get two encoders, each producing the same bytes.
+    const [a, b] = await Promise.all([createEncoder('mp3', 24000, 'stream'), createEncoder('mp3', 24000, 'stream')]);
+    const half = signal.subarray(0, 12000);
+    const interleaved = [a.push(half), b.push(half), a.push(signal.subarray(12000)), b.push(signal.subarray(12000))];
+    assert.deepEqual(Buffer.concat([interleaved[0]!, interleaved[2]!, a.end()]), Buffer.concat([interleaved[1]!, interleaved[3]!, b.end()]));
+  });
+
   test('mp3 at a rate MPEG cannot carry is resampled to the nearest MPEG rate', async () => {
     assert.equal(mp3SampleRateFor(20000), 22050);
     assert.equal(mp3SampleRateFor(9000), 8000);
