@@ -4,19 +4,23 @@
  * Everything a client can get wrong is checked in `prepare()`, before any byte is sent.
  */
 import type { OutputFormat } from '../audio/pcm.js';
-import { createEncoder, encodeWholeFile } from '../audio/encode.js';
-import { concatFloat32 } from '../audio/channel-mix.js';
+import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
 import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError } from '../errors.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import { baseLanguage, modelLanguages } from './languages.js';
+import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { VoiceRegistry } from './voice-registry.js';
 
-/** Samples encoded between yields to the event loop: four mp3 frames. */
-const ENCODE_SLICE = 4 * 1152;
+/**
+ * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
+ * resampling and ~0.5 ms of mp3 encoding, so the first bytes leave that soon after the engine's
+ * first piece, and the event loop is never held longer than that.
+ */
+const RESAMPLE_SLICE = 4096;
 
 export interface SynthesisRequest {
   accountId: string;
@@ -84,29 +88,43 @@ export class SynthesisService {
     return { request, voice, engine, language: prepared.language, sentences: prepared.sentences };
   }
 
-  /** Mono PCM at the requested rate, sentence by sentence as the engine produces it. */
+  /**
+   * Mono PCM at the requested rate, in slices of at most RESAMPLE_SLICE engine samples, as the
+   * engine produces it (the next sentence is synthesised while this one is processed).
+   */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
     const { voice, engine, request } = prepared;
     const resampler = await createStreamingResampler(voice.sampleRate, request.sampleRate);
+    const audio = synthesizeAhead(
+      prepared.sentences,
+      (sentence, stop) =>
+        engine.synthesize(voice, sentence, { speed: request.speed, language: prepared.language, consistency: request.consistency, signal: stop }),
+      signal,
+    );
     let flushed = false;
+    let first = true;
     try {
-      for (const sentence of prepared.sentences) {
-        if (signal.aborted) throw new AbortedError();
+      for (;;) {
+        let next: IteratorResult<Float32Array>;
         try {
-          for await (const piece of engine.synthesize(voice, sentence, {
-            speed: request.speed,
-            language: prepared.language,
-            consistency: request.consistency,
-            signal,
-          })) {
-            const out = resampler.process(piece);
-            if (stats) stats.samples += out.length;
-            if (out.length) yield out;
-          }
+          next = await audio.next();
         } catch (err) {
           if (err instanceof AbortedError || signal.aborted) throw new AbortedError();
           if (err instanceof EngineError) throw err;
           throw new EngineError(`Voice ${voice.id} failed: ${(err as Error).message}`);
+        }
+        if (next.done) break;
+        // Engines hand over up to a sentence at a time. Slices keep the first bytes from waiting
+        // for the whole piece, and let other requests run between them (resampling and mp3
+        // encoding run on this thread).
+        const piece = next.value;
+        for (let at = 0; at < piece.length; at += RESAMPLE_SLICE) {
+          if (!first) await yieldToEventLoop();
+          first = false;
+          if (signal.aborted) throw new AbortedError();
+          const out = resampler.process(piece.subarray(at, at + RESAMPLE_SLICE));
+          if (stats) stats.samples += out.length;
+          if (out.length) yield out;
         }
       }
       const tail = resampler.flush();
@@ -116,6 +134,7 @@ export class SynthesisService {
     } finally {
       // An abort or a consumer that stops early leaves the native filter state to free.
       if (!flushed) resampler.dispose();
+      await audio.return(undefined);
     }
   }
 
@@ -123,27 +142,22 @@ export class SynthesisService {
   async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
     for await (const samples of this.pcm(prepared, signal, stats)) {
-      // Encoding (mp3 above all) runs on the main thread: small slices with a yield between keep
-      // other requests moving while a long sentence is encoded.
-      for (let at = 0; at < samples.length; at += ENCODE_SLICE) {
-        if (at > 0) await yieldToEventLoop();
-        const bytes = encoder.push(samples.subarray(at, at + ENCODE_SLICE));
-        if (bytes.length) yield bytes;
-      }
+      const bytes = encoder.push(samples);
+      if (bytes.length) yield bytes;
     }
     const last = encoder.end();
     if (last.length) yield last;
   }
 
-  /** The whole file of /get_speech (decisions.md point 11). */
+  /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
-    const parts: Float32Array[] = [];
-    for await (const samples of this.pcm(prepared, signal)) parts.push(samples);
-    const all = concatFloat32(parts);
-    const total = all.length;
     const rate = prepared.request.sampleRate;
-    const file = await encodeWholeFile(prepared.request.outputFormat, all, rate, { wavHeader: options.wavHeader });
+    const encoder = await createFileEncoder(prepared.request.outputFormat, rate, options);
+    const stats: SynthesisStats = { samples: 0 };
+    const parts: Uint8Array[] = [];
+    for await (const samples of this.pcm(prepared, signal, stats)) parts.push(encoder.push(samples));
+    parts.push(encoder.end());
     // mp3 may be encoded at the nearest MPEG rate: report the rate the bytes really have.
-    return { bytes: file.bytes, contentType: file.contentType, sampleRate: file.sampleRate, durationSeconds: total / rate };
+    return { bytes: concatBytes(parts), contentType: encoder.contentType, sampleRate: encoder.sampleRate, durationSeconds: stats.samples / rate };
   }
 }
