@@ -82,8 +82,8 @@ export async function extractAcousticFeatures(
     const end = Math.min(samples.length, Math.ceil(Math.min(span.end, span.start + budget) * sampleRate));
     if (end <= start) continue;
     budget -= (end - start) / sampleRate;
-    const x = toAnalysisRate(samples.subarray(start, end), sampleRate);
-    const formantSignal = toFormantRate(samples.subarray(start, end), sampleRate);
+    const x = await toAnalysisRate(samples.subarray(start, end), sampleRate);
+    const formantSignal = await toFormantRate(samples.subarray(start, end), sampleRate);
     const frames: Frame[] = [];
     const frame = new Float64Array(spectralLength);
     for (let offset = 0; offset + geometry.frameLength <= x.length; offset += geometry.hop) {

@@ -93,7 +93,7 @@ export class AudioTaggingAnalyzer implements SpeakerAnalyzer {
   ): Promise<SpeakerTraits> {
     const traits: SpeakerTraits = { analyzers: {} };
     if (!want.age && !want.gender) return traits;
-    const chunks = speechChunks(samples, sampleRate, spans);
+    const chunks = await speechChunks(samples, sampleRate, spans);
     if (chunks.length === 0) return traits;
     // Duration-weighted mean of each class over the chunks.
     const sum: SpeakerClassScores = { male: 0, female: 0, child: 0, babyCry: 0, babbling: 0 };
@@ -123,7 +123,7 @@ export class AudioTaggingAnalyzer implements SpeakerAnalyzer {
 }
 
 /** The speaker's speech, joined span after span at 16 kHz and cut into ≤ 10 s chunks (≥ 1 s each). */
-function speechChunks(samples: Float32Array, sampleRate: number, spans: TimeSpan[]): Float32Array[] {
+async function speechChunks(samples: Float32Array, sampleRate: number, spans: TimeSpan[]): Promise<Float32Array[]> {
   const parts: Float32Array[] = [];
   let length = 0;
   const limit = CHUNK_SECONDS * MAX_CHUNKS * ANALYSIS_RATE;
@@ -132,7 +132,7 @@ function speechChunks(samples: Float32Array, sampleRate: number, spans: TimeSpan
     const start = Math.max(0, Math.floor(span.start * sampleRate));
     const end = Math.min(samples.length, Math.ceil(span.end * sampleRate));
     if (end <= start) continue;
-    const part = toAnalysisRate(samples.subarray(start, end), sampleRate);
+    const part = await toAnalysisRate(samples.subarray(start, end), sampleRate);
     parts.push(part);
     length += part.length;
   }

@@ -29,7 +29,7 @@
  * "formant dispersion" of Fitch 1997). c = 35 000 cm/s (warm, humid air in the vocal tract).
  */
 
-import { resample } from './analysis-rate.js';
+import { resampleForAnalysis } from './analysis-rate.js';
 
 const SPEED_OF_SOUND_CM = 35000;
 
@@ -50,8 +50,8 @@ export interface Formant {
 }
 
 /** Brings a signal to the formant analysis rate (2 × ceiling). */
-export function toFormantRate(samples: Float32Array, sampleRate: number): Float32Array {
-  return resample(samples, sampleRate, FORMANT_RATE);
+export function toFormantRate(samples: Float32Array, sampleRate: number): Promise<Float32Array> {
+  return resampleForAnalysis(samples, sampleRate, FORMANT_RATE);
 }
 
 /** Praat's Gaussian window, exp(−12·(t/T − ½)²) shifted and scaled to reach 0 at the edges. */
