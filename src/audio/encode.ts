@@ -8,7 +8,6 @@ import { Mp3FrameEncoder } from './mp3.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
 import { WavFormatTag, wavFile, wavHeader } from './wav.js';
-import { yieldToEventLoop } from './event-loop.js';
 
 export type EncoderMode = 'stream' | 'file';
 
@@ -188,13 +187,6 @@ export async function createEncoder(format: OutputFormat, sampleRate: number, mo
   }
 }
 
-export interface EncodedFile {
-  contentType: string;
-  bytes: Uint8Array;
-  /** The rate of the encoded audio (differs from the request only for mp3, see `mp3SampleRateFor`). */
-  sampleRate: number;
-}
-
 /**
  * The encoder of a whole /get_speech file (decisions.md 11): pcm and wav → PCM int16 WAV
  * (audio/wav); mp3 → audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false`
@@ -206,23 +198,4 @@ export function createFileEncoder(format: OutputFormat, sampleRate: number, opti
   return options.wavHeader
     ? createEncoder(format === 'pcm' ? 'wav' : format, sampleRate, 'file')
     : createEncoder(format === 'wav' ? 'pcm' : format, sampleRate, 'stream');
-}
-
-/** `createFileEncoder` over samples already in hand. */
-export async function encodeWholeFile(
-  format: OutputFormat,
-  samples: Float32Array,
-  sampleRate: number,
-  options: { wavHeader: boolean },
-): Promise<EncodedFile> {
-  const encoder = await createFileEncoder(format, sampleRate, options);
-  // Feed long texts in slices of 1/4 s so the mp3 encoder holds the event loop for milliseconds at a time.
-  const slice = Math.max(1152, Math.round(sampleRate / 4));
-  const parts: Uint8Array[] = [];
-  for (let offset = 0; offset < samples.length; offset += slice) {
-    parts.push(encoder.push(samples.subarray(offset, offset + slice)));
-    if (offset + slice < samples.length) await yieldToEventLoop();
-  }
-  parts.push(encoder.end());
-  return { contentType: encoder.contentType, bytes: concatBytes(parts), sampleRate: encoder.sampleRate };
 }
