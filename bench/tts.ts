@@ -19,6 +19,7 @@
  *    the same process as the server, so its SSE parsing counts in the event-loop figures too.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
@@ -218,13 +219,53 @@ interface Client {
   key: string;
 }
 
-function post(client: Client, route: string, body: unknown, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${client.url}/api/v1/tts-v2/${route}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal,
+/**
+ * The client is node:http with a keep-alive agent, not fetch: client and server share this
+ * process, and undici's fetch costs the shared event loop more (GET get_voices first byte p50
+ * 0.60 ms with fetch, 0.35 ms with node:http, measured here), which would be counted as server
+ * overhead.
+ */
+const agent = new http.Agent({ keepAlive: true });
+
+interface ClientResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: AsyncIterable<Buffer>;
+}
+
+function request(client: Client, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ClientResponse> {
+  const url = new URL(path, client.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, agent, signal, headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json' } },
+      (res) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }),
+    );
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
+}
+
+function post(client: Client, route: string, body: unknown, signal?: AbortSignal): Promise<ClientResponse> {
+  return request(client, 'POST', `/api/v1/tts-v2/${route}`, body, signal);
+}
+
+async function readAll(body: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of body) parts.push(part);
+  return Buffer.concat(parts);
+}
+
+/** p50 of GET `path` to its last byte: the HTTP round trip that every request pays. */
+async function httpFloor(client: Client, path: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 20 + RUNS * 5; i++) {
+    const start = performance.now();
+    const res = await request(client, 'GET', path);
+    await readAll(res.body);
+    if (i >= 20) times.push(performance.now() - start);
+  }
+  return stats(times).p50;
 }
 
 interface StreamTiming {
@@ -243,14 +284,14 @@ async function streamOnce(client: Client, body: object, stopAfterFirst = false):
   const abort = new AbortController();
   const start = performance.now();
   const res = await post(client, 'stream', body, abort.signal);
-  if (res.status !== 200 || !res.body) throw new Error(`stream: HTTP ${res.status}: ${await res.text()}`);
+  if (res.status !== 200) throw new Error(`stream: HTTP ${res.status}: ${(await readAll(res.body)).toString()}`);
   const decoder = new TextDecoder();
   let buffer = '';
   let firstChunkMs = NaN;
   let chunks = 0;
   let audioSeconds = NaN;
   try {
-    for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const bytes of res.body) {
       buffer += decoder.decode(bytes, { stream: true });
       // Events are cut out by position; the buffer is trimmed once per network read.
       let pos = 0;
@@ -284,9 +325,9 @@ async function streamOnce(client: Client, body: object, stopAfterFirst = false):
 async function getSpeechOnce(client: Client, body: object): Promise<{ totalMs: number; bytes: number; audioSeconds: number }> {
   const start = performance.now();
   const res = await post(client, 'get_speech', body);
-  const bytes = (await res.arrayBuffer()).byteLength;
+  const bytes = (await readAll(res.body)).byteLength;
   if (res.status !== 200) throw new Error(`get_speech: HTTP ${res.status}`);
-  return { totalMs: performance.now() - start, bytes, audioSeconds: Number(res.headers.get('x-audio-duration')) };
+  return { totalMs: performance.now() - start, bytes, audioSeconds: Number(res.headers['x-audio-duration']) };
 }
 
 interface HttpResult {
@@ -477,8 +518,9 @@ try {
   const { key } = await server.services.apiKeys.create({ name: 'bench' });
   const client: Client = { url: server.url, key };
 
-  const voicesRes = await fetch(`${client.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${key}` } });
-  const voiceIds = ((await voicesRes.json()) as { voices: { voiceId: string }[] }).voices.map((v) => v.voiceId);
+  const voicesRes = await request(client, 'GET', '/api/v1/tts-v2/get_voices');
+  const voiceIds = (JSON.parse((await readAll(voicesRes.body)).toString()) as { voices: { voiceId: string }[] }).voices.map((v) => v.voiceId);
+  const floor = { healthz: await httpFloor(client, '/healthz'), getVoices: await httpFloor(client, '/api/v1/tts-v2/get_voices') };
   const fixtureVoice = voiceIds.find((id) => id.startsWith(FIXTURE_ID));
   if (haveFixture && !fixtureVoice) console.error(`bench:tts: the server lists no ${FIXTURE_ID} voice (pack skipped?)`);
   const serverVoices = [ESPEAK_VOICE, ...(fixtureVoice ? [fixtureVoice] : [])];
@@ -521,6 +563,7 @@ try {
   log('   "raw sentence" = the raw engine finishing the first sentence (the first-chunk target of issue 3),');
   log('   "raw piece" = its first piece of audio (eSpeak hands over ~1 s pieces, so the server can beat the sentence).');
   log('   get_speech pcm returns a WAV file (add_wav_header defaults to true). ELD = worst event-loop delay in ms.');
+  log(`   HTTP floor, same client: GET /healthz ${ms(floor.healthz)} ms, GET get_voices (auth, JSON) ${ms(floor.getVoices)} ms, p50 to the last byte.`);
   log();
 
   // Real-time factor end to end (get_speech p50 / audio seconds), next to the raw engine's.
@@ -584,6 +627,7 @@ try {
       raw,
       server: {
         startupMs: round(startupMs, 1),
+        httpFloorMs: floor,
         http: http.map((h) => {
           const r = rawFor(h);
           return {
