@@ -363,3 +363,20 @@ describe('POST /api/v1/stt/get_text', () => {
     }
   });
 });
+
+describe('POST /api/v1/stt/get_text with an operator-set upload cap', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ capabilities, config: { modelsDir: modelsDirWith([]), logLevel: 'warn', limits: { maxUploadBytes: 1.5 * 1024 * 1024 } } });
+  });
+  after(async () => s?.close());
+
+  it('the 413 sentence names the cap in force, not the default 25MB', async () => {
+    const post = async (bytes: Uint8Array) => {
+      const res = await s.api('/api/v1/stt/get_text', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes as Uint8Array<ArrayBuffer> });
+      return { res, body: await res.json() };
+    };
+    await expectSttError(post(new Uint8Array(1.5 * 1024 * 1024 + 1)), 413, 'File size exceeds maximum limit of 1.5MB');
+    await expectSttError(post(new Uint8Array(4 * 1024 * 1024)), 413, 'File size exceeds maximum limit of 1.5MB');
+  });
+});

@@ -33,10 +33,18 @@ const speechErrorTypes: Record<number, string> = {
 /** Fixed sentences of the stt family (decisions.md point 20); other statuses use the error's message. */
 const sttSentences: Record<number, string> = {
   401: 'Unauthorized - Invalid API key',
-  413: 'File size exceeds maximum limit of 25MB',
   429: 'Rate limit exceeded. Please try again later.',
   500: 'Internal server error',
 };
+
+/**
+ * Point 20's 413 sentence, with the limit in force: "25MB" at the default 25 MiB cap (the spec's
+ * MB are binary, as the 25 * 1024 * 1024 default), the configured size when an operator changed it.
+ */
+export function sttTooLargeSentence(limitBytes: number): string {
+  const mb = limitBytes > 0 ? Math.round((limitBytes / 2 ** 20) * 10) / 10 : 25;
+  return `File size exceeds maximum limit of ${mb}MB`;
+}
 
 /** Turn anything thrown into a ParleyError, or null when it is an unexpected (500) error. */
 export function toDomainError(err: unknown, family: RouteFamily): ParleyError | null {
@@ -64,7 +72,8 @@ export function toDomainError(err: unknown, family: RouteFamily): ParleyError | 
 export function wireBody(err: ParleyError | null, family: RouteFamily, requestId: string): { status: number; body: object } {
   const status = err?.status ?? 500;
   if (family === 'stt') {
-    const sentence = sttSentences[status] ?? err?.message ?? 'Internal server error';
+    const sentence =
+      err instanceof PayloadTooLargeError ? sttTooLargeSentence(err.limitBytes) : (sttSentences[status] ?? err?.message ?? 'Internal server error');
     return { status, body: { error: sentence, request_id: requestId } };
   }
   const type = speechErrorTypes[status] ?? 'InternalServerError';
@@ -73,7 +82,11 @@ export function wireBody(err: ParleyError | null, family: RouteFamily, requestId
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, family: RouteFamily): FastifyReply {
-  const domain = toDomainError(err, family);
+  let domain = toDomainError(err, family);
+  // Fastify's own body-limit error does not say the limit; the route does.
+  if (domain instanceof PayloadTooLargeError && domain.limitBytes === 0 && request.routeOptions?.bodyLimit) {
+    domain = new PayloadTooLargeError(request.routeOptions.bodyLimit, domain.message);
+  }
   if (!domain || domain.status >= 500) {
     request.log.error({ err }, 'request failed');
   }
