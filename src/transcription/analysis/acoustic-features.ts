@@ -1,21 +1,22 @@
 /**
- * Speaker-level acoustic measurements over speech spans: F0 statistics (YIN), vocal-tract length
+ * Speaker-level acoustic measurements over speech spans: F0 statistics (pYIN: YIN candidates, one
+ * path per span, pitch-tracker.ts), vocal-tract length
  * (Burg-LPC formants, formants.ts), spectral balance, and tempo (syllable nuclei per second).
  * Everything is measured at 16 kHz, frame hop 10 ms, except formants, which Praat-style run on the
  * span resampled to twice the formant ceiling (10 kHz) with a 50 ms Gaussian window centred on each
- * voiced YIN frame. Deterministic: no randomness, fixed frame grid per span.
+ * voiced frame. Deterministic: no randomness, fixed frame grid per span.
  */
 import type { TimeSpan } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
 import { powerSpectrum } from './fft.js';
 import { estimateFormants, FORMANT_RATE, FORMANT_WINDOW_S, gaussianWindow, toFormantRate, vocalTractLength } from './formants.js';
-import { estimateFrameF0, pitchFrameGeometry } from './pitch-tracker.js';
+import { decodePitchPath, pitchCandidates, pitchFrameGeometry, type PitchCandidates } from './pitch-tracker.js';
 
 export interface AcousticFeatures {
   /** Seconds of active speech: each span trimmed to its first..last frame above the energy gate. */
   speechSeconds: number;
-  /** Seconds of voiced frames (YIN found a period and the frame passed the energy gate). */
+  /** Seconds of voiced frames (the pitch path is voiced there and the frame passed the energy gate). */
   voicedSeconds: number;
   /** Percentiles of F0 over voiced frames, Hz; NaN when there are none. */
   f0Median: number;
@@ -46,7 +47,7 @@ const GATE_FLOOR_DB = -70;
 /** de Jong & Wempe (2009) count an intensity peak as a syllable nucleus after a dip of ≥ 2 dB. */
 const MIN_DIP_DB = 2;
 const SPECTRUM_FFT = 1024;
-/** 25 ms spectral / LPC window, centred in the YIN frame. */
+/** 25 ms spectral / LPC window, centred in the pitch frame. */
 const SPECTRAL_WINDOW_S = 0.025;
 
 interface Frame {
@@ -85,6 +86,7 @@ export async function extractAcousticFeatures(
     const x = await toAnalysisRate(samples.subarray(start, end), sampleRate);
     const formantSignal = await toFormantRate(samples.subarray(start, end), sampleRate);
     const frames: Frame[] = [];
+    const candidates: PitchCandidates[] = [];
     const frame = new Float64Array(spectralLength);
     for (let offset = 0; offset + geometry.frameLength <= x.length; offset += geometry.hop) {
       const centre = offset + Math.floor(geometry.frameLength / 2);
@@ -111,23 +113,30 @@ export async function extractAcousticFeatures(
         weighted += hz * p;
         total += p;
       }
-      const { f0 } = estimateFrameF0(x, offset, ANALYSIS_RATE, geometry, scratch);
-      let vtl = NaN;
-      const formantFrom = Math.round(((offset + geometry.frameLength / 2) / ANALYSIS_RATE) * FORMANT_RATE - formantLength / 2);
-      if (f0 > 0 && formantFrom >= 0 && formantFrom + formantLength <= formantSignal.length) {
-        const formants = estimateFormants(formantSignal.subarray(formantFrom, formantFrom + formantLength), 4, formantWindow);
-        vtl = vocalTractLength(formants.map((f) => f.frequency)) ?? NaN;
-      }
+      candidates.push(pitchCandidates(x, offset, geometry, scratch));
       frames.push({
         db,
         bandDb: 10 * Math.log10(band + 1e-12),
-        f0,
+        f0: 0,
         centroid: total > 0 ? weighted / total : 0,
         alpha: 10 * Math.log10((high + 1e-12) / (low + 1e-12)),
-        vtl,
+        vtl: NaN,
       });
       // Let the event loop run every 2 s of audio (~30-60 ms of CPU), however long the span.
       if (frames.length % 200 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The pitch path is decoded over the whole span, then formants are measured on its voiced frames.
+    const path = decodePitchPath(candidates, geometry);
+    for (let i = 0; i < frames.length; i++) {
+      const f0 = path[i]!.f0;
+      frames[i]!.f0 = f0;
+      const offset = i * geometry.hop;
+      const formantFrom = Math.round(((offset + geometry.frameLength / 2) / ANALYSIS_RATE) * FORMANT_RATE - formantLength / 2);
+      if (f0 > 0 && formantFrom >= 0 && formantFrom + formantLength <= formantSignal.length) {
+        const formants = estimateFormants(formantSignal.subarray(formantFrom, formantFrom + formantLength), 4, formantWindow);
+        frames[i]!.vtl = vocalTractLength(formants.map((f) => f.frequency)) ?? NaN;
+      }
+      if ((i + 1) % 200 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     perSpan.push(frames);
   }
