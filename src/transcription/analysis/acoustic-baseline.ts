@@ -7,9 +7,9 @@
  * choice made while looking at corpus output, which of Praat's two advised formant ceilings to use,
  * is explained in formants.ts)
  *
- * Cues (acoustic-features.ts): median F0 over voiced frames (YIN), vocal-tract length from the
- * spacing of Burg-LPC formants (formants.ts), F0 variability in semitones, syllable rate, alpha
- * ratio (spectral balance).
+ * Cues (acoustic-features.ts): median F0 over voiced frames (pYIN, pitch-tracker.ts), vocal-tract
+ * length from the spacing of Burg-LPC formants (formants.ts), F0 variability in semitones, syllable
+ * rate, alpha ratio (spectral balance).
  *
  * 1. Voice class, from F0 and vocal-tract length, by naive Bayes over three classes with equal
  *    priors:
