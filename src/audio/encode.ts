@@ -19,6 +19,8 @@ export interface AudioEncoder {
   push(samples: Float32Array): Uint8Array;
   /** Returns the last bytes; the encoder is finished after this. */
   end(): Uint8Array;
+  /** Gives up a stream that will not be ended (the client left): frees what `end` would. */
+  abandon(): void;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -92,6 +94,11 @@ class Mp3StreamEncoder implements AudioEncoder {
     const tail = this.lame.encode(this.resampler.flush());
     return concatBytes([tail, this.lame.finish()]);
   }
+
+  abandon(): void {
+    this.resampler.dispose();
+    this.lame.release();
+  }
 }
 
 /** Raw samples (int16 or mu-law), optionally preceded by a streaming WAV header. */
@@ -120,6 +127,8 @@ class SampleStreamEncoder implements AudioEncoder {
     this.header = undefined;
     return header;
   }
+
+  abandon(): void {}
 }
 
 /** Buffers everything and writes one WAV file with exact sizes at the end. */
@@ -137,6 +146,10 @@ class WavFileEncoder implements AudioEncoder {
   push(samples: Float32Array): Uint8Array {
     this.parts.push(this.encodeSamples(samples));
     return EMPTY;
+  }
+
+  abandon(): void {
+    this.parts.length = 0;
   }
 
   end(): Uint8Array {

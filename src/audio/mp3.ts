@@ -65,17 +65,19 @@ export class Mp3FrameEncoder {
     return this.lame().encode([samples]).slice();
   }
 
-  /**
-   * The last frames; the encoder goes back to the idle pool and this object is done. An encoder
-   * that is never finished (an aborted request) is simply left to the garbage collector.
-   */
+  /** The last frames; the encoder goes back to the idle pool and this object is done. */
   finish(): Uint8Array {
     const tail = this.lame().finalize().slice();
     this.release();
     return tail;
   }
 
-  private release(): void {
+  /**
+   * Back to the idle pool without finishing the stream (the client left). Setting it up again
+   * resets LAME, and keeping it spares the next request a new WASM instance: dropping instances
+   * at every hang-up made the next request wait for their memory to be collected.
+   */
+  release(): void {
     const encoder = this.encoder;
     if (!encoder) return;
     this.encoder = undefined;

@@ -141,12 +141,18 @@ export class SynthesisService {
   /** The requested output format as a byte stream (decisions.md point 10): header first for wav. */
   async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
-    for await (const samples of this.pcm(prepared, signal, stats)) {
-      const bytes = encoder.push(samples);
-      if (bytes.length) yield bytes;
+    let ended = false;
+    try {
+      for await (const samples of this.pcm(prepared, signal, stats)) {
+        const bytes = encoder.push(samples);
+        if (bytes.length) yield bytes;
+      }
+      const last = encoder.end();
+      ended = true;
+      if (last.length) yield last;
+    } finally {
+      if (!ended) encoder.abandon();
     }
-    const last = encoder.end();
-    if (last.length) yield last;
   }
 
   /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */
@@ -155,7 +161,12 @@ export class SynthesisService {
     const encoder = await createFileEncoder(prepared.request.outputFormat, rate, options);
     const stats: SynthesisStats = { samples: 0 };
     const parts: Uint8Array[] = [];
-    for await (const samples of this.pcm(prepared, signal, stats)) parts.push(encoder.push(samples));
+    try {
+      for await (const samples of this.pcm(prepared, signal, stats)) parts.push(encoder.push(samples));
+    } catch (err) {
+      encoder.abandon();
+      throw err;
+    }
     parts.push(encoder.end());
     // mp3 may be encoded at the nearest MPEG rate: report the rate the bytes really have.
     return { bytes: concatBytes(parts), contentType: encoder.contentType, sampleRate: encoder.sampleRate, durationSeconds: stats.samples / rate };

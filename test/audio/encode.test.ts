@@ -102,9 +102,11 @@ describe('createEncoder in stream mode', () => {
   test('mp3 encoders reused from the idle pool start from a clean state', async () => {
     const signal = twoTone(24000, SECONDS);
     const first = encodeInPieces(await createEncoder('mp3', 24000, 'stream'), signal);
-    // An aborted stream in between: never finished, its state must not leak into the next one.
-    (await createEncoder('mp3', 24000, 'stream')).push(signal.subarray(0, 5000));
-    await new Promise((resolve) => setImmediate(resolve)); // the finished encoder is set up again
+    // An abandoned stream in between (the client left): its LAME state must not leak into the next.
+    const abandoned = await createEncoder('mp3', 24000, 'stream');
+    abandoned.push(signal.subarray(0, 5000));
+    abandoned.abandon();
+    await new Promise((resolve) => setImmediate(resolve)); // returned encoders are set up again
     const reused = await createEncoder('mp3', 24000, 'stream');
     const second = encodeInPieces(reused, signal);
     assert.ok(first.length > 1000);
