@@ -38,7 +38,11 @@ const { values: flags } = parseArgs({ options: { json: { type: 'boolean', defaul
 const RUNS = Math.max(1, Number.parseInt(process.env.BENCH_RUNS ?? '20', 10) || 20);
 /** Full long-text runs (stream to the end, get_speech): each costs up to a few seconds. */
 const LONG_RUNS = Math.max(1, Number.parseInt(process.env.BENCH_LONG_RUNS ?? '', 10) || Math.ceil(RUNS / 5));
-/** Pause after hanging up a stream, so the server's abort lands before the next request. */
+/**
+ * Pause before every measured run, raw engine and HTTP alike. A hung-up stream needs it for the
+ * server's abort to land; and a pause changes timings by itself (eSpeak's first piece takes ~2 ms
+ * longer after 25 ms idle than back to back), so every cell gets the same one.
+ */
 const SETTLE_MS = 25;
 const CONCURRENCY = 4;
 const CONCURRENT_ROUNDS = 3;
@@ -91,6 +95,8 @@ const NATIVE_RATE = 22050;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
 
 const log = (line = ''): void => {
   if (!flags.json) console.log(line);
@@ -183,7 +189,10 @@ async function rawEngine(engine: TtsEngine, voice: Voice, name: TextName): Promi
   first.length = 0;
   firstSentence.length = 0;
   total.length = 0;
-  for (let i = 0; i < RUNS; i++) await run();
+  for (let i = 0; i < RUNS; i++) {
+    await sleep(SETTLE_MS);
+    await run();
+  }
   const audioSeconds = samples / voice.sampleRate;
   const totalStats = stats(total);
   return {
@@ -338,8 +347,6 @@ interface HttpResult {
   getSpeech: { totalMs: Stats; bytes: number; audioSeconds: number; eventLoopDelayMaxMs: number };
 }
 
-const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
-
 async function withEld<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const h = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
   h.enable();
@@ -365,12 +372,13 @@ async function httpCell(client: Client, voice: string, name: TextName, format: F
   const [, streamEld] = await withEld(async () => {
     // Long text: the client hangs up after the first chunk, then a few full reads give the total.
     for (let i = 0; i < RUNS; i++) {
+      await sleep(SETTLE_MS);
       const r = await streamOnce(client, body, long);
       first.push(r.firstChunkMs);
-      if (long) await sleep(SETTLE_MS);
-      else (total.push(r.totalMs), (full = r));
+      if (!long) (total.push(r.totalMs), (full = r));
     }
     for (let i = 0; long && i < LONG_RUNS; i++) {
+      await sleep(SETTLE_MS);
       full = await streamOnce(client, body);
       total.push(full.totalMs);
     }
@@ -379,6 +387,7 @@ async function httpCell(client: Client, voice: string, name: TextName, format: F
   let file = { totalMs: NaN, bytes: 0, audioSeconds: NaN };
   const [, speechEld] = await withEld(async () => {
     for (let i = 0; i < (long ? LONG_RUNS : RUNS); i++) {
+      await sleep(SETTLE_MS);
       file = await getSpeechOnce(client, body);
       whole.push(file.totalMs);
     }
