@@ -11,7 +11,7 @@ import { AbortedError } from '../../errors.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
 import { powerSpectrum } from './fft.js';
 import { estimateFormants, FORMANT_RATE, FORMANT_WINDOW_S, gaussianWindow, toFormantRate, vocalTractLength } from './formants.js';
-import { decodePitchPath, pitchCandidates, pitchFrameGeometry, type PitchCandidates } from './pitch-tracker.js';
+import { PitchPathDecoder, pitchCandidates, pitchFrameGeometry } from './pitch-tracker.js';
 
 export interface AcousticFeatures {
   /** Seconds of active speech: each span trimmed to its first..last frame above the energy gate. */
@@ -86,7 +86,7 @@ export async function extractAcousticFeatures(
     const x = await toAnalysisRate(samples.subarray(start, end), sampleRate);
     const formantSignal = await toFormantRate(samples.subarray(start, end), sampleRate);
     const frames: Frame[] = [];
-    const candidates: PitchCandidates[] = [];
+    const pitchPath = new PitchPathDecoder(geometry);
     const frame = new Float64Array(spectralLength);
     for (let offset = 0; offset + geometry.frameLength <= x.length; offset += geometry.hop) {
       const centre = offset + Math.floor(geometry.frameLength / 2);
@@ -113,7 +113,7 @@ export async function extractAcousticFeatures(
         weighted += hz * p;
         total += p;
       }
-      candidates.push(pitchCandidates(x, offset, geometry, scratch));
+      pitchPath.push(pitchCandidates(x, offset, geometry, scratch));
       frames.push({
         db,
         bandDb: 10 * Math.log10(band + 1e-12),
@@ -125,8 +125,9 @@ export async function extractAcousticFeatures(
       // Let the event loop run every 2 s of audio (~30-60 ms of CPU), however long the span.
       if (frames.length % 200 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
-    // The pitch path is decoded over the whole span, then formants are measured on its voiced frames.
-    const path = decodePitchPath(candidates, geometry);
+    // The pitch path's forward pass ran with the frames; backtracking gives the whole span's path,
+    // then formants are measured on its voiced frames.
+    const path = pitchPath.finish();
     for (let i = 0; i < frames.length; i++) {
       const f0 = path[i]!.f0;
       frames[i]!.f0 = f0;

@@ -147,7 +147,7 @@ function interpolateDip(d: Float64Array, tau: number): { period: number; value: 
  * Plain per-frame YIN, steps 1-5 (first dip under the threshold, no continuity between frames), for
  * the frame starting at `offset` (needs `frameLength` samples). Returns f0 = 0 when no lag passes
  * the threshold. trackPitch and the feature extractor use the path-tracked pitchCandidates +
- * decodePitchPath instead.
+ * PitchPathDecoder instead.
  */
 export function estimateFrameF0(
   samples: Float32Array,
@@ -234,130 +234,153 @@ export function pitchCandidates(
 
 /**
  * The most likely path through the candidates of consecutive frames: pYIN's hidden Markov model
- * (see the header), decoded by Viterbi. Returns per frame the chosen F0 (0 = unvoiced) and its d′.
+ * (see the header), decoded by Viterbi. Frames are pushed one at a time (the forward pass runs as
+ * they come, so a caller can yield to the event loop between frames however long the span), and
+ * `finish` backtracks: per frame the chosen F0 (0 = unvoiced) and its d′.
  */
-export function decodePitchPath(frames: PitchCandidates[], geometry: PitchFrameGeometry): { f0: number; aperiodicity: number }[] {
-  const n = frames.length;
-  if (n === 0) return [];
-  const { minF0, ceiling } = geometry;
-  const nBins = Math.floor(BINS_PER_SEMITONE * 12 * Math.log2(ceiling / minF0)) + 1;
-  const maxSemitones = Math.round(MAX_TRANSITION_OCTAVES_PER_S * 12 * geometry.hopSeconds);
-  const half = Math.max(0, (maxSemitones * BINS_PER_SEMITONE + 1 - 1) / 2);
-  // Triangular pitch transition, each row normalised over the bins it can reach (librosa's
-  // transition_local(..., window="triangle")); as log probabilities.
-  const logTrans = (from: number, to: number) => logTriangle[Math.abs(from - to)]! - logRowSum[from]!;
-  const logTriangle = new Float64Array(half + 1).map((_, k) => Math.log(half + 1 - k));
-  const logRowSum = new Float64Array(nBins).map((_, b) => {
-    let s = 0;
-    for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) s += half + 1 - Math.abs(k - b);
-    return Math.log(s);
-  });
-  const logStay = Math.log(1 - SWITCH_PROBABILITY);
-  const logSwitch = Math.log(SWITCH_PROBABILITY);
-  const binOf = (f: number) => Math.max(0, Math.min(nBins - 1, Math.round(BINS_PER_SEMITONE * 12 * Math.log2(f / minF0))));
-
+export class PitchPathDecoder {
+  private readonly nBins: number;
+  private readonly half: number;
+  private readonly logTriangle: Float64Array;
+  private readonly logRowSum: Float64Array;
+  private readonly logStay = Math.log(1 - SWITCH_PROBABILITY);
+  private readonly logSwitch = Math.log(SWITCH_PROBABILITY);
+  private readonly frames: PitchCandidates[] = [];
+  // Back pointers: ≥ 0 an unvoiced bin of the previous frame, < 0 its voiced candidate −1 − k.
+  private readonly backUnvoiced: Int16Array[] = [];
+  private readonly backVoiced: Int16Array[] = [];
   // Unvoiced states: one per bin (pYIN keeps the pitch through unvoiced stretches). Voiced states:
   // only bins holding a candidate (every other voiced bin has observation probability 0).
-  // Back pointers: ≥ 0 an unvoiced bin of the previous frame, < 0 its voiced candidate −1 − k.
-  const backUnvoiced: Int16Array[] = new Array(n);
-  const backVoiced: Int16Array[] = new Array(n);
-  let unvoiced = new Float64Array(nBins);
-  let voiced: Float64Array;
-  let prevBins: number[] = [];
-  const voicedLogObs = (frame: PitchCandidates) => frame.probability.map((p) => (p > 0 ? Math.log(p) : -Infinity));
-  const unvoicedLogObs = (frame: PitchCandidates) => {
-    const voicedProbability = Math.min(1, frame.probability.reduce((s, p) => s + p, 0));
-    return Math.log(Math.max(1e-300, (1 - voicedProbability) / nBins));
-  };
-  {
-    const frame = frames[0]!;
-    const uo = unvoicedLogObs(frame) - Math.log(2 * nBins);
-    unvoiced.fill(uo);
-    voiced = Float64Array.from(voicedLogObs(frame), (o) => o - Math.log(2 * nBins));
-    prevBins = frame.f0.map(binOf);
-    backUnvoiced[0] = new Int16Array(nBins);
-    backVoiced[0] = new Int16Array(frame.f0.length);
+  private unvoiced: Float64Array;
+  private voiced = new Float64Array(0);
+  private prevBins: number[] = [];
+
+  constructor(private readonly geometry: PitchFrameGeometry) {
+    const { minF0, ceiling } = geometry;
+    this.nBins = Math.floor(BINS_PER_SEMITONE * 12 * Math.log2(ceiling / minF0)) + 1;
+    const maxSemitones = Math.round(MAX_TRANSITION_OCTAVES_PER_S * 12 * geometry.hopSeconds);
+    this.half = Math.floor((maxSemitones * BINS_PER_SEMITONE) / 2);
+    // Triangular pitch transition, each row normalised over the bins it can reach (librosa's
+    // transition_local(..., window="triangle")); as log probabilities.
+    const half = this.half;
+    this.logTriangle = new Float64Array(half + 1).map((_, k) => Math.log(half + 1 - k));
+    this.logRowSum = new Float64Array(this.nBins).map((_, b) => {
+      let sum = 0;
+      for (let k = Math.max(0, b - half); k <= Math.min(this.nBins - 1, b + half); k++) sum += half + 1 - Math.abs(k - b);
+      return Math.log(sum);
+    });
+    this.unvoiced = new Float64Array(this.nBins);
   }
-  for (let t = 1; t < n; t++) {
-    const frame = frames[t]!;
-    const bins = frame.f0.map(binOf);
-    const uo = unvoicedLogObs(frame);
-    const vo = voicedLogObs(frame);
-    const nextUnvoiced = new Float64Array(nBins);
-    const bu = new Int16Array(nBins);
-    for (let b = 0; b < nBins; b++) {
-      let best = -Infinity;
-      let arg = 0;
-      for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
-        const v = unvoiced[k]! + logStay + logTrans(k, b);
-        if (v > best) {
-          best = v;
-          arg = k;
-        }
-      }
-      for (let c = 0; c < prevBins.length; c++) {
-        const k = prevBins[c]!;
-        if (Math.abs(k - b) > half) continue;
-        const v = voiced[c]! + logSwitch + logTrans(k, b);
-        if (v > best) {
-          best = v;
-          arg = -1 - c;
-        }
-      }
-      nextUnvoiced[b] = best + uo;
-      bu[b] = arg;
-    }
-    const nextVoiced = new Float64Array(bins.length);
-    const bv = new Int16Array(bins.length);
-    for (let c = 0; c < bins.length; c++) {
-      const b = bins[c]!;
-      let best = -Infinity;
-      let arg = 0;
-      if (vo[c] !== -Infinity) {
+
+  private logTrans(from: number, to: number): number {
+    return this.logTriangle[Math.abs(from - to)]! - this.logRowSum[from]!;
+  }
+
+  private binOf(f: number): number {
+    return Math.max(0, Math.min(this.nBins - 1, Math.round(BINS_PER_SEMITONE * 12 * Math.log2(f / this.geometry.minF0))));
+  }
+
+  private unvoicedLogObs(frame: PitchCandidates): number {
+    const voicedProbability = Math.min(1, frame.probability.reduce((s, p) => s + p, 0));
+    return Math.log(Math.max(1e-300, (1 - voicedProbability) / this.nBins));
+  }
+
+  /** One forward step of the Viterbi. */
+  push(frame: PitchCandidates): void {
+    const { nBins, half, logStay, logSwitch, unvoiced, voiced, prevBins } = this;
+    const bins = frame.f0.map((f) => this.binOf(f));
+    const vo = frame.probability.map((p) => (p > 0 ? Math.log(p) : -Infinity));
+    const uo = this.unvoicedLogObs(frame);
+    if (this.frames.length === 0) {
+      // Uniform start over the 2·nBins states.
+      const start = -Math.log(2 * nBins);
+      this.unvoiced.fill(uo + start);
+      this.voiced = Float64Array.from(vo, (o) => o + start);
+      this.backUnvoiced.push(new Int16Array(nBins));
+      this.backVoiced.push(new Int16Array(bins.length));
+    } else {
+      const nextUnvoiced = new Float64Array(nBins);
+      const bu = new Int16Array(nBins);
+      for (let b = 0; b < nBins; b++) {
+        let best = -Infinity;
+        let arg = 0;
         for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
-          const v = unvoiced[k]! + logSwitch + logTrans(k, b);
+          const v = unvoiced[k]! + logStay + this.logTrans(k, b);
           if (v > best) {
             best = v;
             arg = k;
           }
         }
-        for (let p = 0; p < prevBins.length; p++) {
-          const k = prevBins[p]!;
+        for (let c = 0; c < prevBins.length; c++) {
+          const k = prevBins[c]!;
           if (Math.abs(k - b) > half) continue;
-          const v = voiced[p]! + logStay + logTrans(k, b);
+          const v = voiced[c]! + logSwitch + this.logTrans(k, b);
           if (v > best) {
             best = v;
-            arg = -1 - p;
+            arg = -1 - c;
           }
         }
+        nextUnvoiced[b] = best + uo;
+        bu[b] = arg;
       }
-      nextVoiced[c] = best + vo[c]!;
-      bv[c] = arg;
+      const nextVoiced = new Float64Array(bins.length);
+      const bv = new Int16Array(bins.length);
+      for (let c = 0; c < bins.length; c++) {
+        const b = bins[c]!;
+        let best = -Infinity;
+        let arg = 0;
+        if (vo[c] !== -Infinity) {
+          for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
+            const v = unvoiced[k]! + logSwitch + this.logTrans(k, b);
+            if (v > best) {
+              best = v;
+              arg = k;
+            }
+          }
+          for (let p = 0; p < prevBins.length; p++) {
+            const k = prevBins[p]!;
+            if (Math.abs(k - b) > half) continue;
+            const v = voiced[p]! + logStay + this.logTrans(k, b);
+            if (v > best) {
+              best = v;
+              arg = -1 - p;
+            }
+          }
+        }
+        nextVoiced[c] = best + vo[c]!;
+        bv[c] = arg;
+      }
+      this.unvoiced = nextUnvoiced;
+      this.voiced = nextVoiced;
+      this.backUnvoiced.push(bu);
+      this.backVoiced.push(bv);
     }
-    unvoiced = nextUnvoiced;
-    voiced = nextVoiced;
-    prevBins = bins;
-    backUnvoiced[t] = bu;
-    backVoiced[t] = bv;
+    this.prevBins = bins;
+    this.frames.push(frame);
   }
-  // Backtrack from the best final state; `state` ≥ 0 unvoiced bin, < 0 voiced candidate −1 − c.
-  let state = 0;
-  let best = -Infinity;
-  for (let b = 0; b < nBins; b++) if (unvoiced[b]! > best) [best, state] = [unvoiced[b]!, b];
-  for (let c = 0; c < voiced.length; c++) if (voiced[c]! > best) [best, state] = [voiced[c]!, -1 - c];
-  const out: { f0: number; aperiodicity: number }[] = new Array(n);
-  for (let t = n - 1; t >= 0; t--) {
-    const frame = frames[t]!;
-    if (state >= 0) {
-      out[t] = { f0: 0, aperiodicity: frame.minDifference };
-      state = backUnvoiced[t]![state]!;
-    } else {
-      const c = -1 - state;
-      out[t] = { f0: frame.f0[c]!, aperiodicity: frame.depth[c]! };
-      state = backVoiced[t]![c]!;
+
+  /** Backtracks from the best final state; `state` ≥ 0 unvoiced bin, < 0 voiced candidate −1 − c. */
+  finish(): { f0: number; aperiodicity: number }[] {
+    const n = this.frames.length;
+    if (n === 0) return [];
+    let state = 0;
+    let best = -Infinity;
+    for (let b = 0; b < this.nBins; b++) if (this.unvoiced[b]! > best) [best, state] = [this.unvoiced[b]!, b];
+    for (let c = 0; c < this.voiced.length; c++) if (this.voiced[c]! > best) [best, state] = [this.voiced[c]!, -1 - c];
+    const out: { f0: number; aperiodicity: number }[] = new Array(n);
+    for (let t = n - 1; t >= 0; t--) {
+      const frame = this.frames[t]!;
+      if (state >= 0) {
+        out[t] = { f0: 0, aperiodicity: frame.minDifference };
+        state = this.backUnvoiced[t]![state]!;
+      } else {
+        const c = -1 - state;
+        out[t] = { f0: frame.f0[c]!, aperiodicity: frame.depth[c]! };
+        state = this.backVoiced[t]![c]!;
+      }
     }
+    return out;
   }
-  return out;
 }
 
 /**
@@ -367,11 +390,11 @@ export function decodePitchPath(frames: PitchCandidates[], geometry: PitchFrameG
 export function trackPitch(samples: Float32Array, sampleRate: number, options: PitchTrackOptions = {}): PitchFrame[] {
   const geometry = pitchFrameGeometry(sampleRate, options);
   const scratch = new Float64Array(geometry.tauMax + 2);
-  const candidates: PitchCandidates[] = [];
+  const path = new PitchPathDecoder(geometry);
   const times: number[] = [];
   for (let offset = 0; offset + geometry.frameLength <= samples.length; offset += geometry.hop) {
-    candidates.push(pitchCandidates(samples, offset, geometry, scratch));
+    path.push(pitchCandidates(samples, offset, geometry, scratch));
     times.push((offset + geometry.frameLength / 2) / sampleRate);
   }
-  return decodePitchPath(candidates, geometry).map((p, i) => ({ time: times[i]!, ...p }));
+  return path.finish().map((p, i) => ({ time: times[i]!, ...p }));
 }
