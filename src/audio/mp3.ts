@@ -17,7 +17,10 @@ type LameEncoder = WasmMediaEncoder<'audio/mpeg'>;
 /** The constant bitrates LAME accepts. */
 type Bitrate = 8 | 16 | 24 | 32 | 40 | 48 | 64 | 80 | 96 | 112 | 128 | 160 | 192 | 224 | 256 | 320;
 
-/** Ready encoders kept per rate and bitrate; more concurrent mp3 requests than this create new ones. */
+/**
+ * Ready encoders kept per rate and bitrate; more concurrent mp3 requests than this create new ones.
+ * Each holds a 16 MB WASM memory, about 3 MB of it resident (measured: 4 pooled encoders, +11 MB RSS).
+ */
 const IDLE_PER_SETTING = 4;
 
 let compiled: Promise<WebAssembly.Module> | undefined;
