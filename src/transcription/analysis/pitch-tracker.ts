@@ -285,9 +285,42 @@ export class PitchPathDecoder {
     return Math.log(Math.max(1e-300, (1 - voicedProbability) / this.nBins));
   }
 
+  /** Result of bestPredecessor (fields, not a returned pair: it runs ~500 times a frame). */
+  private bestLog = -Infinity;
+  private bestState = 0;
+
+  /**
+   * The best previous state for a state at bin `b`, among the unvoiced bins and voiced candidates
+   * within reach; `fromUnvoiced` / `fromVoiced` are the log probabilities of arriving from each
+   * voicing (stay or switch). Back-pointer encoding as in `backUnvoiced`.
+   */
+  private bestPredecessor(b: number, fromUnvoiced: number, fromVoiced: number): void {
+    const { nBins, half, unvoiced, voiced, prevBins } = this;
+    let best = -Infinity;
+    let arg = 0;
+    for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
+      const v = unvoiced[k]! + fromUnvoiced + this.logTrans(k, b);
+      if (v > best) {
+        best = v;
+        arg = k;
+      }
+    }
+    for (let c = 0; c < prevBins.length; c++) {
+      const k = prevBins[c]!;
+      if (Math.abs(k - b) > half) continue;
+      const v = voiced[c]! + fromVoiced + this.logTrans(k, b);
+      if (v > best) {
+        best = v;
+        arg = -1 - c;
+      }
+    }
+    this.bestLog = best;
+    this.bestState = arg;
+  }
+
   /** One forward step of the Viterbi. */
   push(frame: PitchCandidates): void {
-    const { nBins, half, logStay, logSwitch, unvoiced, voiced, prevBins } = this;
+    const { nBins, logStay, logSwitch } = this;
     const bins = frame.f0.map((f) => this.binOf(f));
     const vo = frame.probability.map((p) => (p > 0 ? Math.log(p) : -Infinity));
     const uo = this.unvoicedLogObs(frame);
@@ -302,53 +335,20 @@ export class PitchPathDecoder {
       const nextUnvoiced = new Float64Array(nBins);
       const bu = new Int16Array(nBins);
       for (let b = 0; b < nBins; b++) {
-        let best = -Infinity;
-        let arg = 0;
-        for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
-          const v = unvoiced[k]! + logStay + this.logTrans(k, b);
-          if (v > best) {
-            best = v;
-            arg = k;
-          }
-        }
-        for (let c = 0; c < prevBins.length; c++) {
-          const k = prevBins[c]!;
-          if (Math.abs(k - b) > half) continue;
-          const v = voiced[c]! + logSwitch + this.logTrans(k, b);
-          if (v > best) {
-            best = v;
-            arg = -1 - c;
-          }
-        }
-        nextUnvoiced[b] = best + uo;
-        bu[b] = arg;
+        this.bestPredecessor(b, logStay, logSwitch);
+        nextUnvoiced[b] = this.bestLog + uo;
+        bu[b] = this.bestState;
       }
       const nextVoiced = new Float64Array(bins.length);
       const bv = new Int16Array(bins.length);
       for (let c = 0; c < bins.length; c++) {
-        const b = bins[c]!;
-        let best = -Infinity;
-        let arg = 0;
-        if (vo[c] !== -Infinity) {
-          for (let k = Math.max(0, b - half); k <= Math.min(nBins - 1, b + half); k++) {
-            const v = unvoiced[k]! + logSwitch + this.logTrans(k, b);
-            if (v > best) {
-              best = v;
-              arg = k;
-            }
-          }
-          for (let p = 0; p < prevBins.length; p++) {
-            const k = prevBins[p]!;
-            if (Math.abs(k - b) > half) continue;
-            const v = voiced[p]! + logStay + this.logTrans(k, b);
-            if (v > best) {
-              best = v;
-              arg = -1 - p;
-            }
-          }
+        if (vo[c] === -Infinity) {
+          nextVoiced[c] = -Infinity;
+          continue;
         }
-        nextVoiced[c] = best + vo[c]!;
-        bv[c] = arg;
+        this.bestPredecessor(bins[c]!, logSwitch, logStay);
+        nextVoiced[c] = this.bestLog + vo[c]!;
+        bv[c] = this.bestState;
       }
       this.unvoiced = nextUnvoiced;
       this.voiced = nextVoiced;
