@@ -53,8 +53,13 @@ interface EspeakModule {
 }
 
 // Keeps worker→main messages big enough to be cheap but small enough to stream: eSpeak's own
-// buffers are ~50 ms; we flush at each clause end, or once this much audio has piled up.
+// buffers are ~100 ms; we flush at each clause end, or once this much audio has piled up.
 const maxBufferedSamples = 22050;
+/**
+ * The first piece of each text goes out after ~0.1 s of audio (eSpeak's first buffer, ~1 ms of
+ * work) instead of a second's worth (~5 ms): that is the time to first audio a client waits for.
+ */
+const firstPieceSamples = 2205;
 
 const port = parentPort;
 if (!port) throw new Error('espeak-ng-worker must run in a worker thread');
@@ -84,12 +89,14 @@ function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void 
 
   let pending: Int16Array[] = [];
   let pendingLength = 0;
+  let sentPieces = 0;
   let aborted = false;
   const flush = (): void => {
     if (pendingLength === 0) return;
     const samples = toFloat(pending, pendingLength);
     pending = [];
     pendingLength = 0;
+    sentPieces++;
     port!.postMessage({ type: 'chunk', id, samples } satisfies WorkerReply, [samples.buffer as ArrayBuffer]);
   };
 
@@ -102,7 +109,8 @@ function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void 
       pending.push(samples);
       pendingLength += samples.length;
     }
-    if (events.some((e) => e.type === 'end') || pendingLength >= maxBufferedSamples) flush();
+    const limit = sentPieces === 0 ? firstPieceSamples : maxBufferedSamples;
+    if (events.some((e) => e.type === 'end') || pendingLength >= limit) flush();
     return false;
   });
   if (!aborted) flush();

@@ -167,6 +167,18 @@ describe('eSpeak NG engine', () => {
     for (const a of again) assert.ok(a.length > 0);
   });
 
+  it('hands over the first ~0.1 s of a text at once, then pieces of up to a second', async () => {
+    const voice = byId('espeak-en-us-female');
+    const pieces: number[] = [];
+    for await (const chunk of engine.synthesize(voice, 'The morning train left the station a few minutes late, and most of the passengers did not seem to mind.', opts('en'))) {
+      pieces.push(chunk.length / voice.sampleRate);
+    }
+    assert.ok(pieces.length >= 3, `pieces ${pieces.map((p) => p.toFixed(2)).join(', ')} s`);
+    assert.ok(pieces[0]! > 0 && pieces[0]! <= 0.15, `first piece ${pieces[0]} s`);
+    assert.ok(pieces.every((p) => p <= 1.1), `pieces ${pieces.map((p) => p.toFixed(2)).join(', ')} s`);
+    assert.ok(Math.max(...pieces) > 0.5, 'later pieces are bigger, so messages stay few');
+  });
+
   it('rejects a signal that is already aborted, and an unknown voice', async () => {
     const controller = new AbortController();
     controller.abort();
