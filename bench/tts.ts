@@ -570,7 +570,7 @@ try {
   log('   TTFC = request sent → first `event: chunk` parsed (over BENCH_RUNS; long text: client hangs up after it).');
   log('   stream/get_speech = whole response (long text: over BENCH_LONG_RUNS). Ratios are p50 / raw engine p50:');
   log('   "raw sentence" = the raw engine finishing the first sentence (the first-chunk target of issue 3),');
-  log('   "raw piece" = its first piece of audio (eSpeak hands over ~1 s pieces, so the server can beat the sentence).');
+  log('   "raw piece" = its first piece of audio (eSpeak: the first 0.1 s; the server streams from it, so it can beat the sentence).');
   log('   get_speech pcm returns a WAV file (add_wav_header defaults to true). ELD = worst event-loop delay in ms.');
   log(`   HTTP floor, same client: GET /healthz ${ms(floor.healthz)} ms, GET get_voices (auth, JSON) ${ms(floor.getVoices)} ms, p50 to the last byte.`);
   log();
