@@ -52,16 +52,11 @@ function toInt16(sample: number): number {
   return v >= 0 ? (v + 0.5) | 0 : (v - 0.5) | 0;
 }
 
+/** The parts as one array; a lone non-empty part comes back as it is (a whole WAV file is not copied again). */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const p of parts) total += p.length;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  if (nonEmpty.length === 1) return nonEmpty[0]!;
+  return Buffer.concat(nonEmpty);
 }
 
 /** The rates MPEG audio (MPEG-1, 2 and 2.5) can carry, hence the only ones LAME encodes. */
