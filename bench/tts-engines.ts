@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
+import { InferenceCore } from '../src/engines/inference-core.js';
 import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
 
@@ -62,7 +63,8 @@ for (const workers of [1, 2]) {
 const modelsDir = process.env.PARLEY_TEST_MODELS_DIR ?? resolve(fileURLToPath(new URL('../../shared/models', import.meta.url)));
 const fixture = join(modelsDir, 'fake-piper-tones-en_US-22k-2spk');
 if (existsSync(fixture)) {
-  const sherpa = await createSherpaTtsEngine([
+  const core = new InferenceCore({ workers: 1 });
+  const sherpa = await createSherpaTtsEngine(core, [
     {
       id: 'fake-piper-tones-en_US-22k-2spk',
       dir: fixture,

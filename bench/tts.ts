@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { capabilities } from '../src/capabilities.js';
 import { loadConfig } from '../src/config.js';
 import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
+import { InferenceCore } from '../src/engines/inference-core.js';
 import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
 import type { ModelPack } from '../src/models/pack.js';
@@ -471,13 +472,16 @@ const raw: RawResult[] = [];
   await espeak.close();
 }
 if (haveFixture) {
-  const sherpa = await createSherpaTtsEngine([fixturePack()], {
+  // In this process, as the raw baseline: the server runs the same core in an inference process.
+  const core = new InferenceCore({ workers: 1 });
+  const sherpa = await createSherpaTtsEngine(core, [fixturePack()], {
     espeakDataDir: ESPEAK_DATA_DIR,
     numThreads: defaults.synthesis.numThreads,
   });
   const voice = sherpa.listVoices()[0]!;
   for (const name of ['short', 'long'] as const) raw.push(await rawEngine(sherpa, voice, name));
   await sherpa.close();
+  await core.close();
 }
 
 log('1. Raw engine (engine.synthesize over prepareText sentences; no resampling/encoding/HTTP)');

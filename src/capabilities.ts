@@ -5,8 +5,9 @@
  */
 import path from 'node:path';
 import pino from 'pino';
+import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
-import { createWorkerPool } from './engines/worker-pool.js';
+import { Inference, type InferenceLayout } from './engines/inference.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
 import { modelRoutes } from './http/routes/models.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
@@ -28,14 +29,33 @@ async function installSpeech(services: Services): Promise<void> {
 
   const espeak = await createEspeakNgEngine({ workers: config.synthesis.espeakWorkers });
   releasers.add('espeak-ng engine', () => espeak.close());
-  const pool = createWorkerPool({ workers: config.transcription.workers, queueSize: config.transcription.queueSize });
-  releasers.add('inference worker pool', () => pool.close());
+  const { inference: settings } = config;
+  const inference = new Inference(settings.layout as InferenceLayout, {
+    threads: config.transcription.workers,
+    queueSize: config.transcription.queueSize,
+    maxWaiting: settings.maxWaiting,
+    deadlines: { baseMs: settings.deadlineBaseMs, perAudioSecondMs: settings.deadlinePerAudioSecondMs, perCharacterMs: settings.deadlinePerCharacterMs },
+    memoryCeilingBytes: settings.memoryCeilingMb * 2 ** 20,
+    restartDelayMs: settings.restartDelayMs,
+    restartDelayCapMs: settings.restartDelayCapMs,
+    cancelGraceMs: settings.cancelGraceMs,
+    log: pino({ name: 'inference', level: config.logLevel }),
+  });
+  releasers.add('inference processes', () => inference.close());
 
-  let analyzer: SpeakerAnalyzer = createSpeakerAnalysis();
+  // One analyzer per engine set: a request analyses with the tagger of the set it holds.
+  const analyzers = new WeakMap<EngineSet, SpeakerAnalyzer>();
+  const baselineAnalyzer = createSpeakerAnalysis();
+  const analyzerFor = (set: EngineSet | undefined): SpeakerAnalyzer => {
+    if (!set?.audioTagging) return baselineAnalyzer;
+    let analyzer = analyzers.get(set);
+    if (!analyzer) analyzers.set(set, (analyzer = createSpeakerAnalysis({ audioTagging: set.audioTagging })));
+    return analyzer;
+  };
   const models = new InstalledModels({
     modelsDir: config.modelsDir,
     verdictCacheDir: verdictCacheDir(config.dataDir),
-    pool,
+    runners: { synthesis: inference.for('synthesis'), transcription: inference.for('transcription') },
     espeakDataDir: config.synthesis.espeakDataDir,
     numThreads: config.synthesis.numThreads,
     diarizationThreshold: config.transcription.diarizationThreshold,
@@ -43,13 +63,13 @@ async function installSpeech(services: Services): Promise<void> {
     onSwap(set) {
       // Built-in voices first: a pack cannot shadow an espeak voice id.
       services.voices.setEngines([espeak, ...set.tts]);
-      analyzer = createSpeakerAnalysis(set.audioTagging ? { audioTagging: set.audioTagging } : {});
     },
   });
-  // Registered before the pool's releaser runs (reverse order): engines go first, then the workers.
+  // Released before the inference processes (reverse order): engines let go, then the processes leave.
   releasers.add('model engines', () => models.close());
   await models.reload();
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
+  services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
   const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dicts });
   services.speechRoutes.push(
@@ -64,8 +84,8 @@ async function installSpeech(services: Services): Promise<void> {
 
   const transcribe = createTranscriber({
     engines: () => {
-      const set = models.engines;
-      return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer };
+      const set = models.acquire();
+      return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
     },
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
   });

@@ -50,8 +50,31 @@ export interface Config {
     /** Neural TTS threads per loaded voice. */
     numThreads: number;
   };
+  /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
+  inference: {
+    /**
+     * "by-capability": synthesis models in one process, transcription models in another, so a
+     * crash in one leaves the other's requests alone. "shared": one process for every model.
+     */
+    layout: string;
+    /** Every task may take this long, ms ... */
+    deadlineBaseMs: number;
+    /** ... plus this much per second of audio it carries (transcription), ms ... */
+    deadlinePerAudioSecondMs: number;
+    /** ... plus this much per character of text (synthesis), ms. */
+    deadlinePerCharacterMs: number;
+    /** A process whose resident memory passes this is replaced after its current tasks, MB. */
+    memoryCeilingMb: number;
+    /** First restart delay after a crash, ms; doubles per crash in a row up to restartDelayCapMs. */
+    restartDelayMs: number;
+    restartDelayCapMs: number;
+    /** How long a cancelled or overdue task may take to stop before its process is killed, ms. */
+    cancelGraceMs: number;
+    /** Tasks that may wait while a process (re)starts; beyond that requests get 503. */
+    maxWaiting: number;
+  };
   transcription: {
-    /** Worker threads running synchronous sherpa calls (VAD, streaming ASR, diarization). */
+    /** Worker threads (inside the inference process) running synchronous sherpa calls (VAD, streaming ASR, diarization). */
     workers: number;
     /** Tasks allowed to wait for a worker; beyond that requests get 503. */
     queueSize: number;
@@ -65,6 +88,8 @@ export interface Config {
   };
   webhooks: {
     retries: number;
+    /** Runs of a job that may end with its inference process dying before the job fails. */
+    maxInferenceCrashes: number;
     backoffBaseMs: number;
     backoffCapMs: number;
     timeoutMs: number;
@@ -99,6 +124,17 @@ export const defaultConfig: Config = {
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
   },
+  inference: {
+    layout: 'by-capability',
+    deadlineBaseMs: 60_000,
+    deadlinePerAudioSecondMs: 2_000,
+    deadlinePerCharacterMs: 100,
+    memoryCeilingMb: 4096,
+    restartDelayMs: 250,
+    restartDelayCapMs: 30_000,
+    cancelGraceMs: 5_000,
+    maxWaiting: 64,
+  },
   transcription: {
     workers: 2,
     queueSize: 32,
@@ -110,6 +146,7 @@ export const defaultConfig: Config = {
   },
   webhooks: {
     retries: 10,
+    maxInferenceCrashes: 3,
     backoffBaseMs: 2_000,
     backoffCapMs: 300_000,
     timeoutMs: 10_000,
@@ -209,6 +246,8 @@ function validate(config: Config, problems: string[]): void {
     problems.push('PARLEY_API_KEY must look like sk_ followed by at least 32 letters or digits');
   if (config.transcription.workers < 1) problems.push('transcription.workers must be at least 1');
   if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
+  if (!['by-capability', 'shared'].includes(config.inference.layout)) problems.push('inference.layout must be "by-capability" or "shared"');
+  if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
 }
 
 function deepFreeze<T>(o: T): T {

@@ -76,6 +76,20 @@ export class OverloadedError extends ParleyError {
   }
 }
 
+/**
+ * The inference process serving the request died (a native crash, a kill, a task that overran its
+ * deadline and had to be stopped) or is being restarted. Only the tasks on that process get it;
+ * retrying shortly is expected to work, except for an input that kills every process it reaches.
+ */
+export class InferenceUnavailableError extends ParleyError {
+  readonly code = 'ServiceUnavailable';
+  readonly status = 503;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** An engine failed while working on a valid request (model crashed, produced nothing...). */
 export class EngineError extends ParleyError {
   readonly code = 'InternalServerError';
@@ -108,6 +122,7 @@ export const errorClasses = [
   PayloadTooLargeError,
   RateLimitedError,
   OverloadedError,
+  InferenceUnavailableError,
   EngineError,
   AbortedError,
   ModelPackError,

@@ -2,7 +2,7 @@
  * Speaker diarization with sherpa-onnx's OfflineSpeakerDiarization: a pyannote segmentation pack
  * (`diarization-segmentation`) finds local speakers per window, a `speaker-embedding` pack embeds
  * them and fast clustering joins the embeddings into speakers. Synchronous in sherpa, so it runs
- * in the worker pool.
+ * on a worker thread of the task runner.
  *
  * The speaker count is never known for an API request, so clustering stops merging at a cosine
  * distance threshold (config `transcription.diarizationThreshold`, default 0.5, the value of
@@ -10,10 +10,10 @@
  * the count instead when a caller does know it.
  */
 import type { ModelPack } from '../models/pack.js';
-import { requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
-import type { SherpaClusteringConfig, SherpaDiarizationConfig } from './sherpa-tasks.js';
+import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import type { SherpaClusteringConfig, SherpaDiarizationConfig } from './sherpa-onnx.js';
+import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
 import type { Diarizer, SpeakerTurn } from './types.js';
-import type { WorkerPool } from './worker-pool.js';
 
 export interface DiarizerOptions {
   /** Cosine-distance threshold of clustering when the speaker count is unknown; default 0.5. */
@@ -55,7 +55,7 @@ function clusteringOf(options: DiarizerOptions): SherpaClusteringConfig {
 }
 
 export function createDiarizer(
-  pool: WorkerPool,
+  pool: TaskRunner<PoolTask>,
   segmentationPack: ModelPack,
   embeddingPack: ModelPack,
   options: DiarizerOptions = {},
@@ -63,7 +63,7 @@ export function createDiarizer(
   const config = buildDiarizationConfig(segmentationPack, embeddingPack, options);
   // Clustering is set per task, so it stays out of the key: one loaded model serves every setting.
   const { clustering, ...modelConfig } = config;
-  const key = `${segmentationPack.id}+${embeddingPack.id}/diarize#${JSON.stringify(modelConfig)}`;
+  const key = modelKey([segmentationPack, embeddingPack], 'diarize', modelConfig);
   return {
     sampleRate: SAMPLE_RATE,
     async diarize(samples, opts = {}): Promise<SpeakerTurn[]> {
@@ -73,6 +73,8 @@ export function createDiarizer(
         .sort((a, b) => a.start - b.start || a.end - b.end)
         .map((s) => ({ start: s.start, end: s.end, speaker: s.speaker }));
     },
-    async close() {},
+    async close() {
+      pool.unload?.(key);
+    },
   };
 }

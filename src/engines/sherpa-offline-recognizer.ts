@@ -1,17 +1,17 @@
 /**
  * Non-streaming recognisers (Whisper, SenseVoice, Moonshine, NeMo CTC, NeMo transducer/Parakeet,
- * zipformer transducer and CTC, Paraformer) through sherpa-onnx's OfflineRecognizer. Its
- * createAsync/decodeAsync run on libuv's thread pool, so these stay on the main thread without
- * blocking it; the worker pool is not involved.
+ * zipformer transducer and CTC, Paraformer) through sherpa-onnx's OfflineRecognizer, run by a
+ * TaskRunner (a supervised inference process in the server) with sherpa's createAsync/decodeAsync.
  *
  * Config shapes follow sherpa-onnx-node's lib/types.js and nodejs-addon-examples
  * (test_asr_non_streaming_*.js). No offline model could be obtained for this project, so only the
  * config building is tested; the decode path has not run against a real model here.
  */
-import { createRequire } from 'node:module';
-import { AbortedError, EngineError, ModelPackError } from '../errors.js';
+import { EngineError, ModelPackError, ParleyError } from '../errors.js';
 import type { ModelPack, PackKind } from '../models/pack.js';
-import { requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from './sherpa-onnx.js';
+import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import type { TaskRunner } from './sherpa-tasks.js';
 import type { RecognizedSegment, Recognizer } from './types.js';
 
 export type OfflinePackKind = Extract<
@@ -37,27 +37,7 @@ export const offlinePackKinds: readonly OfflinePackKind[] = [
   'asr-paraformer',
 ];
 
-/** The subset of sherpa's OfflineRecognizerConfig (lib/types.js) that Parley fills in. */
-export interface SherpaOfflineRecognizerConfig {
-  featConfig: { sampleRate: number; featureDim: number };
-  modelConfig: {
-    transducer?: { encoder: string; decoder: string; joiner: string };
-    paraformer?: { model: string };
-    nemoCtc?: { model: string };
-    zipformerCtc?: { model: string };
-    whisper?: { encoder: string; decoder: string; language: string; task: 'transcribe'; tailPaddings: number };
-    senseVoice?: { model: string; language: string; useInverseTextNormalization: number };
-    moonshine?: { preprocessor: string; encoder: string; uncachedDecoder: string; cachedDecoder: string };
-    tokens: string;
-    numThreads: number;
-    provider: string;
-    debug: number;
-    modelType?: string;
-    modelingUnit?: string;
-    bpeVocab?: string;
-  };
-  decodingMethod: 'greedy_search';
-}
+export type { SherpaOfflineRecognizerConfig };
 
 export interface OfflineRecognizerOptions {
   numThreads?: number;
@@ -151,14 +131,7 @@ export function emotionFromTag(tag: string | undefined): string | undefined {
 }
 
 /** Maps one sherpa offline result (lib/types.js OfflineRecognizerResult) to a RecognizedSegment. */
-export function segmentFromOfflineResult(result: {
-  text?: string;
-  tokens?: string[];
-  timestamps?: number[];
-  durations?: number[];
-  lang?: string;
-  emotion?: string;
-}): RecognizedSegment {
+export function segmentFromOfflineResult(result: SherpaOfflineResult): RecognizedSegment {
   const tokens = result.tokens ?? [];
   const timestamps = result.timestamps?.length === tokens.length ? result.timestamps : [];
   const durations = timestamps.length > 0 && result.durations?.length === tokens.length ? result.durations : [];
@@ -170,65 +143,47 @@ export function segmentFromOfflineResult(result: {
   return segment;
 }
 
-interface SherpaOfflineStream {
-  acceptWaveform(wave: { samples: Float32Array; sampleRate: number }): void;
-}
-interface SherpaOfflineRecognizer {
-  createStream(): SherpaOfflineStream;
-  setConfig(config: SherpaOfflineRecognizerConfig): void;
-  decodeAsync(stream: SherpaOfflineStream): Promise<Parameters<typeof segmentFromOfflineResult>[0]>;
-}
-interface SherpaOfflineModule {
-  OfflineRecognizer: { createAsync(config: SherpaOfflineRecognizerConfig): Promise<SherpaOfflineRecognizer> };
-}
-
 /**
- * Loads the pack (asynchronously) and returns it as a Recognizer. Decodes run one at a time per
- * recogniser: Whisper's language is part of the recogniser's config, and switching it under a
- * running decode would be a race.
+ * Loads the pack in the runner and returns it as a Recognizer (a pack that does not load rejects
+ * with ModelPackError). Decodes on one recogniser run one at a time in its process.
  */
-export async function createOfflineRecognizer(pack: ModelPack, options: OfflineRecognizerOptions = {}): Promise<Recognizer> {
-  let config = buildOfflineRecognizerConfig(pack, options);
+export async function createOfflineRecognizer(runner: TaskRunner, pack: ModelPack, options: OfflineRecognizerOptions = {}): Promise<Recognizer> {
+  const config = buildOfflineRecognizerConfig(pack, options);
   const kind = pack.kind as OfflinePackKind;
-  const sherpa = createRequire(import.meta.url)('sherpa-onnx-node') as SherpaOfflineModule;
-  let recognizer: SherpaOfflineRecognizer;
+  const key = modelKey([pack], 'offline-asr', config);
   try {
-    recognizer = await sherpa.OfflineRecognizer.createAsync(config);
+    await runner.submit({ kind: 'offline-asr-load', key, config });
   } catch (error) {
-    throw new ModelPackError(`could not load recogniser ${pack.id}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof ModelPackError) throw new ModelPackError(`could not load recogniser ${pack.id}: ${error.message}`);
+    throw error;
   }
-  let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
 
-  async function decode(samples: Float32Array, language: string, signal?: AbortSignal): Promise<RecognizedSegment> {
-    if (closed) throw new EngineError(`recogniser ${pack.id} is closed`);
-    if (signal?.aborted) throw new AbortedError();
-    if (kind === 'asr-whisper' && config.modelConfig.whisper && config.modelConfig.whisper.language !== whisperLanguage(language)) {
-      config = { ...config, modelConfig: { ...config.modelConfig, whisper: { ...config.modelConfig.whisper, language: whisperLanguage(language) } } };
-      recognizer.setConfig(config);
-    }
-    const stream = recognizer.createStream();
-    stream.acceptWaveform({ samples, sampleRate: SAMPLE_RATE });
-    try {
-      return segmentFromOfflineResult(await recognizer.decodeAsync(stream));
-    } catch (error) {
-      throw new EngineError(`recogniser ${pack.id} failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+  /** Whisper's language is part of its config; the other families ignore the request's. */
+  const configFor = (language: string): SherpaOfflineRecognizerConfig => {
+    const whisper = config.modelConfig.whisper;
+    if (kind !== 'asr-whisper' || !whisper || whisper.language === whisperLanguage(language)) return config;
+    return { ...config, modelConfig: { ...config.modelConfig, whisper: { ...whisper, language: whisperLanguage(language) } } };
+  };
 
   return {
     id: pack.id,
     languages: [...pack.languages],
     sampleRate: SAMPLE_RATE,
     hasTokenTimestamps: WITH_TOKEN_TIMES.has(kind),
-    recognize(samples, { language, signal }) {
-      const run = tail.then(() => decode(samples, language, signal));
-      tail = run.catch(() => undefined);
-      return run;
+    async recognize(samples, { language, signal }) {
+      if (closed) throw new EngineError(`recogniser ${pack.id} is closed`);
+      try {
+        const result = await runner.submit({ kind: 'offline-asr', key, config: configFor(language), samples, sampleRate: SAMPLE_RATE }, { signal });
+        return segmentFromOfflineResult(result);
+      } catch (error) {
+        if (error instanceof ParleyError) throw error;
+        throw new EngineError(`recogniser ${pack.id} failed: ${(error as Error).message}`);
+      }
     },
     async close() {
       closed = true;
-      await tail;
+      runner.unload?.(key);
     },
   };
 }

@@ -1,14 +1,14 @@
 /**
  * A streaming (online) transducer pack (`asr-online-transducer`) used as a segment recogniser:
- * each VAD segment goes to the worker pool as one stream (samples, tail padding, inputFinished,
- * decode until no frames are left). sherpa's OnlineRecognizer is synchronous, hence the pool.
+ * each VAD segment goes to the task runner as one stream (samples, tail padding, inputFinished,
+ * decode until no frames are left). sherpa's OnlineRecognizer is synchronous, hence a worker thread.
  * Token timestamps come back as seconds from the segment start.
  */
 import type { ModelPack } from '../models/pack.js';
-import { requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
-import type { SherpaOnlineRecognizerConfig } from './sherpa-tasks.js';
+import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
+import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
 import type { RecognizedSegment, Recognizer } from './types.js';
-import type { WorkerPool } from './worker-pool.js';
 
 export interface OnlineRecognizerOptions {
   numThreads?: number;
@@ -47,9 +47,9 @@ export function buildOnlineRecognizerConfig(pack: ModelPack, options: OnlineReco
   };
 }
 
-export function createOnlineRecognizer(pool: WorkerPool, pack: ModelPack, options: OnlineRecognizerOptions = {}): Recognizer {
+export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: ModelPack, options: OnlineRecognizerOptions = {}): Recognizer {
   const config = buildOnlineRecognizerConfig(pack, options);
-  const key = `${pack.id}/online-asr#${JSON.stringify(config)}`;
+  const key = modelKey([pack], 'online-asr', config);
   const tailPaddingSeconds = options.tailPaddingSeconds ?? 0.66;
   const delay = options.emissionDelaySeconds ?? 0.2;
   return {
@@ -69,6 +69,8 @@ export function createOnlineRecognizer(pool: WorkerPool, pack: ModelPack, option
         durations: [],
       };
     },
-    async close() {},
+    async close() {
+      pool.unload?.(key);
+    },
   };
 }

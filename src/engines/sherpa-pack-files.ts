@@ -2,9 +2,23 @@
  * Picks the files an engine adapter needs out of a model pack, failing with ModelPackError before
  * sherpa-onnx sees a missing path (sherpa ends the whole process on one instead of throwing).
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ModelPackError } from '../errors.js';
 import type { ModelPack, PackKind } from '../models/pack.js';
+
+/**
+ * The name a loaded model goes by inside an inference process: the pack, its revision and the
+ * config it was built with, so a changed pack or config is a different model, and an unchanged
+ * one the same (it is not loaded twice).
+ */
+export function modelKey(packs: ModelPack[], role: string, config: unknown): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify([packs.map((p) => [p.id, p.revision ?? '']), config]))
+    .digest('hex')
+    .slice(0, 12);
+  return `${packs.map((p) => p.id).join('+')}/${role}@${hash}`;
+}
 
 export function requirePackKind(pack: ModelPack, kinds: readonly PackKind[], what: string): void {
   if (!kinds.includes(pack.kind)) {

@@ -1,56 +1,24 @@
 /**
- * The messages between the worker pool (worker-pool.ts) and its threads (sherpa-worker.ts): one
- * task kind per synchronous sherpa-onnx capability, with the plain-data config that builds its
- * model. Everything here crosses a thread boundary, so it is structured-clone data only.
+ * The inference tasks: one kind per sherpa-onnx capability, each carrying the plain-data config
+ * that builds its model, so whichever process or thread runs it can load the model on first use.
+ * Everything here crosses a thread or process boundary, so it is structured-clone data only
+ * (samples travel as Float32Array bytes, never as JSON).
+ *
+ * The synchronous kinds (POOL_TASK_KINDS) run on worker threads (worker-pool.ts, sherpa-worker.ts);
+ * TTS and offline recognition use sherpa's async calls and run on libuv's pool (inference-core.ts).
  */
 
-/** Config of sherpa's `Vad` (lib/types.js VadConfig), Silero only. */
-export interface SherpaVadConfig {
-  sileroVad: {
-    model: string;
-    threshold: number;
-    minSilenceDuration: number;
-    minSpeechDuration: number;
-    windowSize: number;
-    maxSpeechDuration: number;
-  };
-  sampleRate: number;
-  numThreads: number;
-  provider: string;
-  debug: number;
-}
-
-/** Config of sherpa's `OnlineRecognizer` (lib/types.js OnlineRecognizerConfig), transducer only. */
-export interface SherpaOnlineRecognizerConfig {
-  featConfig: { sampleRate: number; featureDim: number };
-  modelConfig: {
-    transducer: { encoder: string; decoder: string; joiner: string };
-    tokens: string;
-    numThreads: number;
-    provider: string;
-    debug: number;
-    modelingUnit?: string;
-    bpeVocab?: string;
-  };
-  decodingMethod: 'greedy_search' | 'modified_beam_search';
-  maxActivePaths?: number;
-  enableEndpoint: number;
-}
-
-/** Config of sherpa's `OfflineSpeakerDiarization` (lib/types.js OfflineSpeakerDiarizationConfig). */
-export interface SherpaDiarizationConfig {
-  segmentation: { pyannote: { model: string }; numThreads: number; provider: string; debug: number };
-  embedding: { model: string; numThreads: number; provider: string; debug: number };
-  clustering: SherpaClusteringConfig;
-  minDurationOn: number;
-  minDurationOff: number;
-}
-
-/** numClusters > 0 fixes the speaker count; -1 lets `threshold` (cosine distance) decide. */
-export interface SherpaClusteringConfig {
-  numClusters: number;
-  threshold: number;
-}
+import type {
+  SherpaAudioEvent,
+  SherpaAudioTaggingConfig,
+  SherpaClusteringConfig,
+  SherpaDiarizationConfig,
+  SherpaOfflineRecognizerConfig,
+  SherpaOfflineResult,
+  SherpaOfflineTtsConfig,
+  SherpaOnlineRecognizerConfig,
+  SherpaVadConfig,
+} from './sherpa-onnx.js';
 
 /**
  * `key` names the loaded model inside a worker (pack id + role + config): a worker builds the model
@@ -58,18 +26,21 @@ export interface SherpaClusteringConfig {
  */
 interface TaskBase {
   key: string;
-  /** Mono samples at the model's rate. The pool sends a copy; the caller keeps its array. */
+}
+
+interface AudioTaskBase extends TaskBase {
+  /** Mono samples at the model's rate. A copy is sent; the caller keeps its array. */
   samples: Float32Array;
 }
 
-export interface VadTask extends TaskBase {
+export interface VadTask extends AudioTaskBase {
   kind: 'vad';
   config: SherpaVadConfig;
   /** Capacity of sherpa's internal sample buffer; must exceed maxSpeechDuration. */
   bufferSeconds: number;
 }
 
-export interface OnlineAsrTask extends TaskBase {
+export interface OnlineAsrTask extends AudioTaskBase {
   kind: 'online-asr';
   config: SherpaOnlineRecognizerConfig;
   sampleRate: number;
@@ -77,15 +48,61 @@ export interface OnlineAsrTask extends TaskBase {
   tailPaddingSeconds: number;
 }
 
-export interface DiarizeTask extends TaskBase {
+export interface DiarizeTask extends AudioTaskBase {
   kind: 'diarize';
   config: SherpaDiarizationConfig;
   /** Applied with setConfig() before each run, so one loaded model serves every clustering setting. */
   clustering: SherpaClusteringConfig;
 }
 
-export type PoolTask = VadTask | OnlineAsrTask | DiarizeTask;
-export type TaskKind = PoolTask['kind'];
+export interface TaggingTask extends AudioTaskBase {
+  kind: 'tagging';
+  config: SherpaAudioTaggingConfig;
+  sampleRate: number;
+}
+
+/** Loads a TTS model (if not yet loaded) and tells what it is. */
+export interface TtsLoadTask extends TaskBase {
+  kind: 'tts-load';
+  config: SherpaOfflineTtsConfig;
+}
+
+/** One sentence or clause; audio comes back as progress, a piece per sherpa callback. */
+export interface TtsTask extends TaskBase {
+  kind: 'tts';
+  config: SherpaOfflineTtsConfig;
+  text: string;
+  sid: number;
+  speed: number;
+}
+
+export interface OfflineAsrLoadTask extends TaskBase {
+  kind: 'offline-asr-load';
+  config: SherpaOfflineRecognizerConfig;
+}
+
+export interface OfflineAsrTask extends AudioTaskBase {
+  kind: 'offline-asr';
+  /** Whisper's language lives in the config: the task's config is applied before its decode. */
+  config: SherpaOfflineRecognizerConfig;
+  sampleRate: number;
+}
+
+export type PoolTask = VadTask | OnlineAsrTask | DiarizeTask | TaggingTask;
+export type InferenceTask = PoolTask | TtsLoadTask | TtsTask | OfflineAsrLoadTask | OfflineAsrTask;
+export type TaskKind = InferenceTask['kind'];
+
+export const POOL_TASK_KINDS: ReadonlySet<TaskKind> = new Set<PoolTask['kind']>(['vad', 'online-asr', 'diarize', 'tagging']);
+
+export function isPoolTask(task: InferenceTask): task is PoolTask {
+  return POOL_TASK_KINDS.has(task.kind);
+}
+
+/** Seconds of audio a task carries, or 0 (deadlines scale with it). */
+export function taskAudioSeconds(task: InferenceTask): number {
+  if ('samples' in task) return task.samples.length / ('sampleRate' in task ? task.sampleRate : (task.config as { sampleRate?: number }).sampleRate ?? 16_000);
+  return 0;
+}
 
 /** Speech spans as [start, end) sample indices. */
 export interface VadResult {
@@ -103,25 +120,60 @@ export interface DiarizeResult {
   segments: Array<{ start: number; end: number; speaker: number }>;
 }
 
+export interface TaggingResult {
+  events: SherpaAudioEvent[];
+}
+
+export interface TtsModelInfo {
+  numSpeakers: number;
+  sampleRate: number;
+}
+
 export interface TaskResults {
   vad: VadResult;
   'online-asr': OnlineAsrResult;
   diarize: DiarizeResult;
+  tagging: TaggingResult;
+  'tts-load': TtsModelInfo;
+  tts: { samples: number };
+  'offline-asr-load': Record<string, never>;
+  'offline-asr': SherpaOfflineResult;
 }
 
-/** What a task reports while it runs: the VAD sends each batch of spans as soon as it closes them. */
+/** What a task reports while it runs: the VAD sends each batch of spans as soon as it closes them, TTS each piece of audio. */
 export interface TaskProgress {
   vad: VadResult;
   'online-asr': never;
   diarize: never;
+  tagging: never;
+  'tts-load': never;
+  tts: Float32Array;
+  'offline-asr-load': never;
+  'offline-asr': never;
 }
 
-export type WorkerRequest = {
-  id: number;
-  task: PoolTask;
-  /** Int32Array(1) over this buffer; the pool stores 1 to ask a running task to stop. */
-  cancel: SharedArrayBuffer;
-};
+export interface SubmitOptions<P> {
+  signal?: AbortSignal;
+  onProgress?: (data: P) => void;
+}
+
+/** Something that runs inference tasks: the worker pool (pool kinds), a core, or a supervised process. */
+export interface TaskRunner<T extends InferenceTask = InferenceTask> {
+  submit<K extends T>(task: K, options?: SubmitOptions<TaskProgress[K['kind']]>): Promise<TaskResults[K['kind']]>;
+  /** Drops the model `key` wherever it is loaded (it is built again if a later task names it). */
+  unload?(key: string): void;
+}
+
+export type WorkerRequest =
+  | {
+      type: 'run';
+      id: number;
+      task: PoolTask;
+      /** Int32Array(1) over this buffer; the pool stores 1 to ask a running task to stop. */
+      cancel: SharedArrayBuffer;
+    }
+  /** Drop a loaded model (it is built again if a later task names its key). */
+  | { type: 'unload'; key: string };
 
 export type WorkerReply =
   | { type: 'ready' }

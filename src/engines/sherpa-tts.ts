@@ -1,19 +1,18 @@
 /**
- * Neural TTS model packs (Piper/VITS, Kokoro, Matcha, Kitten) through sherpa-onnx's OfflineTts.
- * Only the async calls are used (createAsync, generateAsync), which run on libuv's thread pool,
- * so the event loop never waits for inference. Packs must be verified (src/models/verify.ts)
- * before they reach this file: sherpa ends the whole process on a malformed model.
+ * Neural TTS model packs (Piper/VITS, Kokoro, Matcha, Kitten) through sherpa-onnx's OfflineTts,
+ * run by a TaskRunner: in the server, a supervised inference process, where sherpa's async calls
+ * run on libuv's pool. Packs must be verified (src/models/verify.ts) before they reach this file.
  *
- * One engine serves the packs it is given, and loads them all when created: listing voices needs
- * each model's speaker count and sample rate, which only a load tells for sure. Callers that
- * want one failing pack not to take the others down create one engine per pack; the factory
- * throws an EngineError naming the pack that failed.
+ * Creating the engine loads each pack (listing voices needs each model's speaker count and sample
+ * rate, which only a load tells for sure); a pack that fails gives an EngineError naming it.
  */
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { AbortedError, EngineError } from '../errors.js';
+import { AbortedError, EngineError, ParleyError } from '../errors.js';
 import type { ModelPack, PackKind, PackVoice } from '../models/pack.js';
+import type { SherpaOfflineTtsConfig } from './sherpa-onnx.js';
+import { modelKey } from './sherpa-pack-files.js';
+import type { TaskRunner, TtsModelInfo } from './sherpa-tasks.js';
 import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
 
 /** Where Debian's espeak-ng-data package puts the data Piper voices phonemise with. */
@@ -29,40 +28,7 @@ export interface SherpaTtsOptions {
 export type TtsPackKind = Extract<PackKind, 'tts-vits' | 'tts-kokoro' | 'tts-matcha' | 'tts-kitten'>;
 
 /** The parts of sherpa-onnx-node's OfflineTtsConfig (lib/types.js) that Parley fills. */
-export interface OfflineTtsConfig {
-  model: {
-    vits?: { model: string; tokens: string; lexicon?: string; dataDir?: string };
-    matcha?: { acousticModel: string; vocoder: string; tokens: string; lexicon?: string; dataDir?: string };
-    kokoro?: { model: string; voices: string; tokens: string; lexicon?: string; dataDir?: string };
-    kitten?: { model: string; voices: string; tokens: string; dataDir?: string };
-    numThreads: number;
-    provider: 'cpu';
-    debug: boolean;
-  };
-  /** 1 = sherpa hands back audio after every sentence. */
-  maxNumSentences: number;
-}
-
-interface ProgressInfo {
-  samples: Float32Array;
-  progress: number;
-}
-
-interface SherpaOfflineTts {
-  readonly numSpeakers: number;
-  readonly sampleRate: number;
-  generateAsync(request: {
-    text: string;
-    sid: number;
-    speed: number;
-    /** Returning 0 or false stops generation before the next sentence. */
-    onProgress?: (info: ProgressInfo) => number | boolean;
-  }): Promise<{ samples: Float32Array; sampleRate: number }>;
-}
-
-interface SherpaOnnxTtsModule {
-  OfflineTts: { createAsync(config: OfflineTtsConfig): Promise<SherpaOfflineTts> };
-}
+export type OfflineTtsConfig = SherpaOfflineTtsConfig;
 
 const models: ModelGeneration[] = ['tts-large', 'tts-v2', 'tts-v3.1'];
 
@@ -180,13 +146,9 @@ export function buildPackVoices(pack: ModelPack, numSpeakers: number, sampleRate
 
 interface LoadedPack {
   pack: ModelPack;
-  tts: SherpaOfflineTts;
-  /**
-   * Tail of this model's generation queue. Generations on one model run one after another: the
-   * espeak-ng phonemiser inside sherpa is process-global state, and on a small machine parallel
-   * runs of one model only split the same cores.
-   */
-  tail: Promise<void>;
+  key: string;
+  config: OfflineTtsConfig;
+  info: TtsModelInfo;
 }
 
 class SherpaTtsEngine implements TtsEngine {
@@ -195,9 +157,12 @@ class SherpaTtsEngine implements TtsEngine {
   private readonly byVoiceId = new Map<string, { loaded: LoadedPack; sid: number }>();
   private closed = false;
 
-  constructor(loaded: LoadedPack[]) {
+  constructor(
+    private readonly runner: TaskRunner,
+    private readonly loaded: LoadedPack[],
+  ) {
     for (const l of loaded) {
-      buildPackVoices(l.pack, l.tts.numSpeakers, l.tts.sampleRate).forEach((voice, sid) => {
+      buildPackVoices(l.pack, l.info.numSpeakers, l.info.sampleRate).forEach((voice, sid) => {
         if (this.byVoiceId.has(voice.id)) return;
         this.voices.push(voice);
         this.byVoiceId.set(voice.id, { loaded: l, sid });
@@ -219,50 +184,45 @@ class SherpaTtsEngine implements TtsEngine {
     const target = this.byVoiceId.get(voice.id);
     if (!target || this.closed) throw new EngineError(`No loaded TTS model serves voice ${voice.id}`);
     const { loaded, sid } = target;
-    const { signal } = options;
-    if (signal?.aborted) throw new AbortedError();
+    if (options.signal?.aborted) throw new AbortedError();
 
     const chunks: Float32Array[] = [];
     let finished = false;
     let failure: Error | undefined;
-    let stopped = false;
     let wake: (() => void) | undefined;
     const notify = (): void => {
       const w = wake;
       wake = undefined;
       w?.();
     };
-
-    const previous = loaded.tail;
-    const run = previous.then(async () => {
-      if (stopped || signal?.aborted) return;
-      try {
-        await loaded.tts.generateAsync({
-          text,
-          sid,
-          speed: options.speed,
-          onProgress: ({ samples }) => {
-            if (stopped || signal?.aborted) return 0;
-            // Copied: the array may be a view of native memory that sherpa reuses after we return.
-            if (samples.length > 0) chunks.push(samples.slice());
+    // Stops the task in its process when the consumer stops early or the client goes away.
+    const stop = new AbortController();
+    const forward = (): void => stop.abort();
+    options.signal?.addEventListener('abort', forward, { once: true });
+    this.runner
+      .submit(
+        { kind: 'tts', key: loaded.key, config: loaded.config, text, sid, speed: options.speed },
+        {
+          signal: stop.signal,
+          onProgress: (samples) => {
+            chunks.push(samples);
             notify();
-            return 1;
           },
-        });
-      } catch (err) {
-        failure = new EngineError(`TTS model ${loaded.pack.id} failed: ${(err as Error).message}`);
-      } finally {
+        },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          failure = error instanceof ParleyError ? error : new EngineError(`TTS model ${loaded.pack.id} failed: ${(error as Error).message}`);
+        },
+      )
+      .finally(() => {
         finished = true;
         notify();
-      }
-    });
-    loaded.tail = run;
-
-    const onAbort = (): void => notify();
-    signal?.addEventListener('abort', onAbort, { once: true });
+      });
     try {
       for (;;) {
-        if (signal?.aborted) throw new AbortedError();
+        if (options.signal?.aborted) throw new AbortedError();
         const chunk = chunks.shift();
         if (chunk) {
           yield chunk;
@@ -273,49 +233,33 @@ class SherpaTtsEngine implements TtsEngine {
         await new Promise<void>((resolve) => (wake = resolve));
       }
     } finally {
-      // Also reached when the consumer stops iterating: sherpa stops before its next sentence.
-      stopped = true;
-      signal?.removeEventListener('abort', onAbort);
+      if (!finished) stop.abort();
+      options.signal?.removeEventListener('abort', forward);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    // Let running generations end; sherpa frees the native models when they are collected.
-    await Promise.all([...new Set([...this.byVoiceId.values()].map((t) => t.loaded.tail))]);
+    for (const l of this.loaded) this.runner.unload?.(l.key);
     this.byVoiceId.clear();
   }
 }
 
-let sherpaModule: SherpaOnnxTtsModule | undefined;
-
-/** Loads the native addon on first use, so importing this file costs nothing. */
-function loadSherpa(): SherpaOnnxTtsModule {
-  if (!sherpaModule) {
-    try {
-      sherpaModule = createRequire(import.meta.url)('sherpa-onnx-node') as SherpaOnnxTtsModule;
-    } catch (err) {
-      throw new EngineError(`Cannot load sherpa-onnx-node (reinstall it with npm ci): ${(err as Error).message}`);
-    }
-  }
-  return sherpaModule;
-}
-
 /** Loads every pack (one after another, so start-up does not take every core at once). */
-export async function createSherpaTtsEngine(packs: ModelPack[], options: SherpaTtsOptions = {}): Promise<TtsEngine> {
-  const sherpa = loadSherpa();
+export async function createSherpaTtsEngine(runner: TaskRunner, packs: ModelPack[], options: SherpaTtsOptions = {}): Promise<TtsEngine> {
   const loaded: LoadedPack[] = [];
   for (const pack of packs) {
     if (!isTtsPackKind(pack.kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
     const config = buildOfflineTtsConfig(pack, options);
     requireEspeakData(pack, config);
-    let tts: SherpaOfflineTts;
+    const key = modelKey([pack], 'tts', config);
+    let info: TtsModelInfo;
     try {
-      tts = await sherpa.OfflineTts.createAsync(config);
+      info = await runner.submit({ kind: 'tts-load', key, config });
     } catch (err) {
       throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
     }
-    loaded.push({ pack, tts, tail: Promise.resolve() });
+    loaded.push({ pack, key, config, info });
   }
-  return new SherpaTtsEngine(loaded);
+  return new SherpaTtsEngine(runner, loaded);
 }

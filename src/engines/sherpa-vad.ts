@@ -1,15 +1,16 @@
 /**
- * Silero VAD (a `vad-silero` pack) through sherpa-onnx's Vad, run in the worker pool. The worker
+ * Silero VAD (a `vad-silero` pack) through sherpa-onnx's Vad, run by a TaskRunner (a supervised
+ * inference process in the server). The worker
  * feeds the audio one 512-sample window at a time and pops each segment as soon as it closes, so
  * sherpa's buffer never holds more than one segment (≤ maxSpeechDuration) whatever the audio
  * length, and spans stream back while the rest of the file is still being scanned.
  */
 import type { ModelPack } from '../models/pack.js';
 import { AbortedError } from '../errors.js';
-import { requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
-import type { SherpaVadConfig } from './sherpa-tasks.js';
-import type { TimeSpan, VoiceActivityDetector } from './types.js';
-import type { WorkerPool } from './worker-pool.js';
+import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import type { SherpaVadConfig } from './sherpa-onnx.js';
+import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
+import type { StreamingVoiceActivityDetector, TimeSpan } from './types.js';
 
 export interface SherpaVadOptions {
   /** Speech probability above which a window counts as speech; 0.5 is Silero's default. */
@@ -21,11 +22,6 @@ export interface SherpaVadOptions {
   /** Longer speech is cut here, seconds; bounds the worker's buffer. */
   maxSpeechDuration?: number;
   numThreads?: number;
-}
-
-/** A VAD that also yields spans while it works, so recognition can start before the scan ends. */
-export interface StreamingVoiceActivityDetector extends VoiceActivityDetector {
-  detectStream(samples: Float32Array, options?: { signal?: AbortSignal }): AsyncIterable<TimeSpan>;
 }
 
 /** Silero v5 at 16 kHz takes 512-sample windows (the model README and sherpa's examples). */
@@ -51,9 +47,9 @@ export function buildSherpaVadConfig(pack: ModelPack, options: SherpaVadOptions 
   };
 }
 
-export function createSherpaVad(pool: WorkerPool, pack: ModelPack, options: SherpaVadOptions = {}): StreamingVoiceActivityDetector {
+export function createSherpaVad(pool: TaskRunner<PoolTask>, pack: ModelPack, options: SherpaVadOptions = {}): StreamingVoiceActivityDetector {
   const config = buildSherpaVadConfig(pack, options);
-  const key = `${pack.id}/vad#${JSON.stringify(config)}`;
+  const key = modelKey([pack], 'vad', config);
   const bufferSeconds = 2 * config.sileroVad.maxSpeechDuration + 10;
   const toSpan = ([start, end]: [number, number]): TimeSpan => ({ start: start / SAMPLE_RATE, end: end / SAMPLE_RATE });
 
@@ -113,7 +109,8 @@ export function createSherpaVad(pool: WorkerPool, pack: ModelPack, options: Sher
       for await (const span of detectStream(samples, opts)) spans.push(span);
       return spans;
     },
-    // Loaded models belong to the pool's workers and go when the pool closes.
-    async close() {},
+    async close() {
+      pool.unload?.(key);
+    },
   };
 }

@@ -1,10 +1,10 @@
 /**
- * Worker-thread body of the sherpa worker pool (worker-pool.ts). Runs one task at a time; builds
+ * Worker-thread body of the sherpa worker pool (worker-pool.ts), for sherpa-onnx's synchronous
+ * calls (VAD, streaming ASR, diarization, audio tagging). Runs one task at a time; builds
  * each model the first time a task names its key and keeps it for the life of the thread, so a
  * warm worker pays only for inference.
  */
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import type {
   DiarizeResult,
@@ -12,46 +12,14 @@ import type {
   OnlineAsrResult,
   OnlineAsrTask,
   PoolTask,
-  SherpaClusteringConfig,
-  SherpaDiarizationConfig,
-  SherpaOnlineRecognizerConfig,
-  SherpaVadConfig,
+  TaggingResult,
+  TaggingTask,
   VadResult,
   VadTask,
   WorkerReply,
   WorkerRequest,
 } from './sherpa-tasks.js';
-
-/** The slice of sherpa-onnx-node used here (lib/vad.js, lib/streaming-asr.js, lib/non-streaming-speaker-diarization.js). */
-interface SherpaVad {
-  acceptWaveform(samples: Float32Array): void;
-  isEmpty(): boolean;
-  front(enableExternalBuffer?: boolean): { start: number; samples: Float32Array };
-  pop(): void;
-  clear(): void;
-  reset(): void;
-  flush(): void;
-}
-interface SherpaOnlineStream {
-  acceptWaveform(wave: { samples: Float32Array; sampleRate: number }): void;
-  inputFinished(): void;
-}
-interface SherpaOnlineRecognizer {
-  createStream(): SherpaOnlineStream;
-  isReady(stream: SherpaOnlineStream): boolean;
-  decode(stream: SherpaOnlineStream): void;
-  getResult(stream: SherpaOnlineStream): { text: string; tokens: string[]; timestamps: number[] };
-}
-interface SherpaDiarization {
-  readonly sampleRate: number;
-  process(samples: Float32Array): Array<{ start: number; end: number; speaker: number }>;
-  setConfig(config: { clustering: SherpaClusteringConfig }): void;
-}
-interface SherpaModule {
-  Vad: new (config: SherpaVadConfig, bufferSizeInSeconds: number) => SherpaVad;
-  OnlineRecognizer: new (config: SherpaOnlineRecognizerConfig) => SherpaOnlineRecognizer;
-  OfflineSpeakerDiarization: new (config: SherpaDiarizationConfig) => SherpaDiarization;
-}
+import { loadSherpaOnnx, type SherpaOnnx } from './sherpa-onnx.js';
 
 class TaskAborted extends Error {}
 class ModelLoadFailed extends Error {}
@@ -59,20 +27,20 @@ class ModelLoadFailed extends Error {}
 /** VAD windows between two looks at the cancel flag: 32 × 512 samples ≈ 1 s of audio, a few ms of work. */
 const WINDOWS_PER_CANCEL_CHECK = 32;
 
+/** compute() clamps top_k to the number of classes (527 for AudioSet), so this returns them all. */
+const ALL_CLASSES = 10_000;
+
 const port = parentPort!;
-const require = createRequire(import.meta.url);
-let sherpa: SherpaModule | undefined;
 const models = new Map<string, unknown>();
 
-function loadModel<M>(key: string, files: string[], build: (s: SherpaModule) => M): M {
+function loadModel<M>(key: string, files: string[], build: (s: SherpaOnnx) => M): M {
   const cached = models.get(key);
   if (cached) return cached as M;
   // Checked here too because sherpa-onnx ends the whole process, not just this thread, on a bad path.
   const missing = files.filter((file) => !existsSync(file));
   if (missing.length > 0) throw new ModelLoadFailed(`missing files: ${missing.join(', ')}`);
   try {
-    sherpa ??= require('sherpa-onnx-node') as SherpaModule;
-    const model = build(sherpa);
+    const model = build(loadSherpaOnnx());
     models.set(key, model);
     return model;
   } catch (error) {
@@ -144,6 +112,16 @@ function runDiarize(task: DiarizeTask, cancelled: () => boolean): DiarizeResult 
   return { segments: segments.map((s) => ({ start: s.start, end: s.end, speaker: s.speaker })) };
 }
 
+function runTagging(task: TaggingTask, cancelled: () => boolean): TaggingResult {
+  const { config } = task;
+  const tagger = loadModel(task.key, [config.model.ced ?? config.model.zipformer?.model ?? '', config.labels], (s) => new s.AudioTagging(config));
+  if (cancelled()) throw new TaskAborted();
+  const stream = tagger.createStream();
+  stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
+  const events = tagger.compute(stream, ALL_CLASSES).map((e) => ({ name: e.name, prob: e.prob, index: e.index }));
+  return { events };
+}
+
 function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) => void): unknown {
   switch (task.kind) {
     case 'vad':
@@ -152,10 +130,17 @@ function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) =
       return runOnlineAsr(task, cancelled);
     case 'diarize':
       return runDiarize(task, cancelled);
+    case 'tagging':
+      return runTagging(task, cancelled);
   }
 }
 
 port.on('message', (request: WorkerRequest) => {
+  if (request.type === 'unload') {
+    // sherpa frees the native model when the wrapper is collected.
+    models.delete(request.key);
+    return;
+  }
   const flag = new Int32Array(request.cancel);
   const cancelled = () => Atomics.load(flag, 0) === 1;
   const post = (reply: WorkerReply) => port.postMessage(reply);

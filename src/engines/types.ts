@@ -49,6 +49,11 @@ export interface TtsEngine {
    * (throwing AbortedError). Never blocks the event loop.
    */
   synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array>;
+  /**
+   * For engines a model reload can retire: keeps this one loaded until the returned function is
+   * called, so a synthesis that began before the reload ends on the engine it began with.
+   */
+  hold?(): () => void;
   close(): Promise<void>;
 }
 
@@ -89,6 +94,24 @@ export interface VoiceActivityDetector {
   readonly sampleRate: number;
   /** Speech spans in seconds, ordered, non-overlapping. */
   detect(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<TimeSpan[]>;
+  close(): Promise<void>;
+}
+
+/** A VAD that also yields spans while it works, so recognition can start before the scan ends. */
+export interface StreamingVoiceActivityDetector extends VoiceActivityDetector {
+  detectStream(samples: Float32Array, options?: { signal?: AbortSignal }): AsyncIterable<TimeSpan>;
+}
+
+/** One class of an AudioSet tagger's output. */
+export interface AudioEvent {
+  name: string;
+  prob: number;
+  index: number;
+}
+
+/** An audio-tagging model: every class's probability for a stretch of 16 kHz mono audio. */
+export interface AudioTagger {
+  run(samples: Float32Array, sampleRate: number): Promise<AudioEvent[]>;
   close(): Promise<void>;
 }
 

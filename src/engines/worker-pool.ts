@@ -12,23 +12,17 @@
  * up. An AbortSignal drops a queued task at once and asks a running one to stop at its next check
  * (sherpa calls themselves cannot be interrupted; the VAD checks every few hundred ms of audio).
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../errors.js';
-import type { PoolTask, TaskProgress, TaskResults, WorkerReply, WorkerRequest } from './sherpa-tasks.js';
+import type { PoolTask, SubmitOptions, TaskProgress, TaskResults, TaskRunner, WorkerReply, WorkerRequest } from './sherpa-tasks.js';
+import { startWorkerThread } from './spawn.js';
 
 export interface WorkerPoolOptions {
   /** Worker threads; default min(2, cores). */
   workers?: number;
   /** Tasks allowed to wait for a free worker; default 32. */
   queueSize?: number;
-}
-
-export interface SubmitOptions<P> {
-  signal?: AbortSignal;
-  onProgress?: (data: P) => void;
 }
 
 interface PendingTask {
@@ -56,7 +50,7 @@ interface PoolWorker {
 const MIN_RETRY_AFTER = 1;
 const MAX_RETRY_AFTER = 60;
 
-export class WorkerPool {
+export class WorkerPool implements TaskRunner<PoolTask> {
   readonly size: number;
   readonly queueSize: number;
   private readonly workers: PoolWorker[] = [];
@@ -90,10 +84,7 @@ export class WorkerPool {
    * AbortedError when `signal` aborts first, ModelPackError when the model does not load, and
    * EngineError when sherpa fails or the worker dies.
    */
-  submit<T extends PoolTask>(
-    task: T,
-    options: SubmitOptions<TaskProgress[T['kind']]> = {},
-  ): Promise<TaskResults[T['kind']]> {
+  submit<T extends PoolTask>(task: T, options: SubmitOptions<TaskProgress[T['kind']]> = {}): Promise<TaskResults[T['kind']]> {
     if (this.closed) return Promise.reject(new EngineError('worker pool is closed'));
     if (this.broken) return Promise.reject(new EngineError(this.broken));
     if (options.signal?.aborted) return Promise.reject(new AbortedError());
@@ -145,9 +136,14 @@ export class WorkerPool {
     await Promise.all(this.workers.map((w) => w.thread.terminate()));
   }
 
+  /** Drops the model `key` from every thread (each builds it again if a later task names it). */
+  unload(key: string): void {
+    const message: WorkerRequest = { type: 'unload', key };
+    for (const worker of this.workers) worker.thread.postMessage(message);
+  }
+
   private spawn(): PoolWorker {
-    const entry = workerEntry();
-    const thread = 'url' in entry ? new Worker(entry.url) : new Worker(entry.code, { eval: true });
+    const thread = startWorkerThread(new URL('./sherpa-worker.js', import.meta.url));
     const worker: PoolWorker = { thread, startedAt: 0, ready: false };
     thread.on('message', (reply: WorkerReply) => {
       if (reply.type === 'ready') worker.ready = true;
@@ -185,7 +181,7 @@ export class WorkerPool {
     worker.startedAt = performance.now();
     // Copied only now, so a queued task holds no second copy of its audio.
     const samples = new Float32Array(pending.task.samples);
-    const request: WorkerRequest = { id: pending.id, task: { ...pending.task, samples }, cancel: pending.cancel };
+    const request: WorkerRequest = { type: 'run', id: pending.id, task: { ...pending.task, samples }, cancel: pending.cancel };
     worker.thread.postMessage(request, [samples.buffer]);
   }
 
@@ -247,20 +243,4 @@ export class WorkerPool {
 
 export function createWorkerPool(options: WorkerPoolOptions = {}): WorkerPool {
   return new WorkerPool(options);
-}
-
-/** The worker script next to this module: its compiled .js, or its .ts source under tsx (tests, benches). */
-function workerEntry(): { url: URL } | { code: string } {
-  const compiled = new URL('./sherpa-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return { url: compiled };
-  const source = new URL('./sherpa-worker.ts', import.meta.url);
-  let tsx: string;
-  try {
-    tsx = import.meta.resolve('tsx/esm/api');
-  } catch {
-    return { url: source }; // a Node that strips types itself
-  }
-  // Node 20 does not apply tsx's --import hooks to a worker's entry file, so the worker registers
-  // tsx itself before importing the .ts module.
-  return { code: `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source.href)}); });` };
 }

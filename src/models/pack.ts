@@ -82,4 +82,9 @@ export interface ModelPack {
   sha256?: Record<string, string>;
   /** Catalogue id when the pack came from `parley models pull`. */
   catalogueId?: string;
+  /**
+   * What the pack's files are now (their sizes and modification times), set when the pack is
+   * verified: a pack whose revision is unchanged is the same model and is not loaded again.
+   */
+  revision?: string;
 }

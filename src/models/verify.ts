@@ -6,7 +6,7 @@
  *  2. the sha256 sums the pack declares (pack.json / the pull record) match;
  *  3. every .onnx file parses as an ONNX protobuf and the main model carries the metadata sherpa
  *     reads without a default for that kind (Piper/VITS: sample_rate, n_speakers, language...);
- *  4. a test load in a CHILD process (test-load.ts) builds the real sherpa config through the
+ *  4. a test load in a CHILD process (src/engines/pack-test-load.ts) builds the real sherpa config through the
  *     engine adapters, constructs the sherpa object and runs a tiny inference, then exits 0.
  *     A crash, signal, non-zero exit or timeout skips the pack with the reason.
  *
@@ -17,14 +17,14 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
 import type { ModelPack, PackKind } from './pack.js';
-import { ERROR_MARK, OK_MARK, type TestLoadJob } from './test-load.js';
+import { ERROR_MARK, OK_MARK, type TestLoadJob } from '../engines/pack-test-load.js';
+import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
+import { childArgs } from '../engines/spawn.js';
 
 export interface VerifyOptions {
   /** Where verdicts are cached (see verdictCacheDir). */
@@ -108,35 +108,27 @@ function usesSharedEspeak(pack: ModelPack): boolean {
   return pack.kind === 'tts-kokoro' || pack.kind === 'tts-kitten';
 }
 
-let sherpaVersion: string | undefined;
-function sherpaOnnxVersion(): string {
-  if (sherpaVersion !== undefined) return sherpaVersion;
-  try {
-    const require = createRequire(import.meta.url);
-    const pkgPath = require.resolve('sherpa-onnx-node/package.json');
-    sherpaVersion = String((JSON.parse(readFileSync(pkgPath, 'utf8')) as { version?: string }).version ?? '?');
-  } catch {
-    sherpaVersion = '?';
-  }
-  return sherpaVersion;
+/**
+ * The pack's files as they are now (role, path, size, modification time): a pack with the same
+ * revision is the same model, which a reload keeps instead of loading it again.
+ */
+export function packRevision(pack: ModelPack): string {
+  const files = packPaths(pack).map(({ role, file }) => {
+    const s = statSync(file);
+    return [role, file, s.size, s.mtimeMs];
+  });
+  return createHash('sha256').update(JSON.stringify([pack.id, pack.kind, files])).digest('hex').slice(0, 16);
 }
 
-/** The cache key: id, kind, every file's path, size and mtime, the shared espeak data, versions. */
+/** The cache key: the pack's revision, its declared sums, the shared espeak data, versions. */
 function verdictKey(pack: ModelPack, espeakDataDir: string, partner?: ModelPack): string {
-  const stats = (p: ModelPack) =>
-    packPaths(p).map(({ role, file }) => {
-      const s = statSync(file);
-      return [role, file, s.size, s.mtimeMs];
-    });
   const key = {
     v: VERIFIER_VERSION,
     sherpa: sherpaOnnxVersion(),
-    id: pack.id,
-    kind: pack.kind,
-    files: stats(pack),
+    revision: packRevision(pack),
     sha256: pack.sha256 ?? null,
     espeak: usesSharedEspeak(pack) ? espeakDataDir : null,
-    partner: partner ? { id: partner.id, files: stats(partner) } : null,
+    partner: partner ? { id: partner.id, revision: packRevision(partner) } : null,
   };
   return createHash('sha256').update(JSON.stringify(key)).digest('hex');
 }
@@ -223,18 +215,6 @@ export async function staticCheck(pack: ModelPack, espeakDataDir: string): Promi
   return undefined;
 }
 
-/** How to start the child: its compiled .js, or the .ts source under tsx. */
-function childCommand(): string[] {
-  const compiled = new URL('./test-load.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return [fileURLToPath(compiled)];
-  const source = fileURLToPath(new URL('./test-load.ts', import.meta.url));
-  try {
-    return ['--import', import.meta.resolve('tsx'), source];
-  } catch {
-    return [source]; // a Node that strips types itself
-  }
-}
-
 export interface TestLoadResult {
   ok: boolean;
   reason?: string;
@@ -252,7 +232,7 @@ export function testLoadPack(
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(process.execPath, [...childCommand(), JSON.stringify(job)], {
+      child = spawn(process.execPath, childArgs(new URL('../engines/pack-test-load.js', import.meta.url), [JSON.stringify(job)]), {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ORT_LOGGING_LEVEL: process.env.ORT_LOGGING_LEVEL ?? '3' },
       });
@@ -397,7 +377,7 @@ export async function verifyPacks(
   const skipped: SkippedPack[] = [];
   packs.forEach((pack, i) => {
     const v = verdicts[i]!;
-    if (v.usable) usable.push(pack);
+    if (v.usable) usable.push({ ...pack, revision: packRevision(pack) });
     else skipped.push({ pack, reason: v.reason ?? 'unusable' });
   });
   return { usable, skipped };

@@ -8,7 +8,7 @@ import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.j
 import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
-import { AbortedError, EngineError, InvalidRequestError } from '../errors.js';
+import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
@@ -94,7 +94,12 @@ export class SynthesisService {
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
     const { voice, engine, request } = prepared;
-    const resampler = await createStreamingResampler(voice.sampleRate, request.sampleRate);
+    // A model reload during this synthesis must not close its engine under it.
+    const release = engine.hold?.();
+    const resampler = await createStreamingResampler(voice.sampleRate, request.sampleRate).catch((err: unknown) => {
+      release?.();
+      throw err;
+    });
     const audio = synthesizeAhead(
       prepared.sentences,
       (sentence, stop) =>
@@ -110,7 +115,7 @@ export class SynthesisService {
           next = await audio.next();
         } catch (err) {
           if (err instanceof AbortedError || signal.aborted) throw new AbortedError();
-          if (err instanceof EngineError) throw err;
+          if (err instanceof ParleyError) throw err;
           throw new EngineError(`Voice ${voice.id} failed: ${(err as Error).message}`);
         }
         if (next.done) break;
@@ -135,6 +140,7 @@ export class SynthesisService {
       // An abort or a consumer that stops early leaves the native filter state to free.
       if (!flushed) resampler.dispose();
       await audio.return(undefined);
+      release?.();
     }
   }
 

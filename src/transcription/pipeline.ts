@@ -12,7 +12,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { concatFloat32 } from '../audio/channel-mix.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import { createStreamingResampler } from '../audio/resample.js';
-import type { Diarizer, Recognizer, SpeakerTurn, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
+import type { Diarizer, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, type SegmenterOptions } from './speech-segments.js';
@@ -29,11 +29,6 @@ export interface TranscribeAudioOptions {
   utterancePauseSeconds?: number;
   segmenter?: SegmenterOptions;
   words?: WordAssemblyOptions;
-}
-
-/** A VAD that yields spans while it scans (sherpa-vad.ts implements it). */
-export interface StreamingVoiceActivityDetector extends VoiceActivityDetector {
-  detectStream(samples: Float32Array, options?: { signal?: AbortSignal }): AsyncIterable<TimeSpan>;
 }
 
 export interface TranscriptionEngines {

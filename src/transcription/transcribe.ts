@@ -10,76 +10,91 @@ import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './analysis/ty
 import { transcribeAudio, type TranscriptionEngines } from './pipeline.js';
 import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.js';
 
+/** The engines one request uses, held until release() even if a model reload replaces them meanwhile. */
+export type HeldEngines = Partial<TranscriptionEngines> & Pick<TranscriptionEngines, 'recognizers'> & { analyzer: SpeakerAnalyzer; release(): void };
+
 export interface TranscriberDeps {
   /** The engines of the moment; undefined `vad` means no VAD pack is installed. */
-  engines(): Partial<TranscriptionEngines> & Pick<TranscriptionEngines, 'recognizers'> & { analyzer: SpeakerAnalyzer };
+  engines(): HeldEngines;
   decode?: DecodeOptions;
   utterancePauseSeconds: number;
 }
 
 export function createTranscriber(deps: TranscriberDeps): Transcribe {
   return async (input, options, context) => {
-    const { signal } = context;
     const engines = deps.engines();
-    if (!engines.vad) {
-      // 503, not 400: the request is fine, this server is not set up for it yet.
-      throw new OverloadedError(
-        300,
-        'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
-      );
+    try {
+      return await transcribeWith(engines, deps, input, options, context);
+    } finally {
+      engines.release();
     }
-    // decisions.md point 20: bytes that do not decode get the one fixed sentence; the decoder's
-    // own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
-    const audio = await decodeAudio(input.bytes, { contentType: input.contentType, filename: options.filename }, deps.decode).catch(
-      (err: unknown) => {
-        throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
-      },
-    );
-    const transcript = await transcribeAudio(
-      audio,
-      {
-        language: options.language,
-        wordTimestamps: options.wordTimestamps,
-        diarize: options.diarize,
-        signal,
-        utterancePauseSeconds: deps.utterancePauseSeconds,
-      },
-      { vad: engines.vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
-    );
-
-    const duration = round3(transcript.duration);
-    const result: TranscriptionResult = {
-      status: 'success',
-      request_id: context.requestId,
-      transcription: transcript.transcription,
-      language: transcript.language,
-      words: transcript.words,
-      utterances: transcript.utterances,
-      duration,
-      metadata: { filename: options.filename, duration, fileSize: input.bytes.byteLength },
-    };
-
-    const want: TraitRequest = { age: options.ageDetection, gender: options.genderDetection, emotions: options.emotionDetection };
-    if (want.age || want.gender || want.emotions) {
-      const emotionTags = transcript.segments.flatMap((s) => (s.emotion ? [{ start: s.start, end: s.end, emotion: s.emotion }] : []));
-      const analysis = await analyzeSpeakers(engines.analyzer, audio.samples, audio.sampleRate, transcript.speakerTurns, want, {
-        speechSpans: transcript.segments,
-        emotionTags,
-        signal,
-      });
-      const dominant = analysis.speakers.find((s) => s.speaker === analysis.dominant)?.traits;
-      const analyzers: Record<string, string> = {};
-      if (dominant) {
-        if (want.age && dominant.age) result.age = dominant.age;
-        if (want.gender && dominant.gender) result.gender = dominant.gender;
-        if (want.emotions && dominant.emotions) result.emotions = dominant.emotions;
-        Object.assign(analyzers, dominant.analyzers);
-      }
-      if (options.diarize) result.speakers = analysis.speakers.map(({ speaker, traits }) => breakdown(speaker, traits));
-      result.metadata.analyzers = analyzers;
-    }
-    return result;
   };
+}
+
+async function transcribeWith(
+  engines: HeldEngines,
+  deps: TranscriberDeps,
+  ...[input, options, context]: Parameters<Transcribe>
+): Promise<TranscriptionResult> {
+  const { signal } = context;
+  if (!engines.vad) {
+    // 503, not 400: the request is fine, this server is not set up for it yet.
+    throw new OverloadedError(
+      300,
+      'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
+    );
+  }
+  // decisions.md point 20: bytes that do not decode get the one fixed sentence; the decoder's
+  // own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
+  const audio = await decodeAudio(input.bytes, { contentType: input.contentType, filename: options.filename }, deps.decode).catch(
+    (err: unknown) => {
+      throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
+    },
+  );
+  const transcript = await transcribeAudio(
+    audio,
+    {
+      language: options.language,
+      wordTimestamps: options.wordTimestamps,
+      diarize: options.diarize,
+      signal,
+      utterancePauseSeconds: deps.utterancePauseSeconds,
+    },
+    { vad: engines.vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
+  );
+
+  const duration = round3(transcript.duration);
+  const result: TranscriptionResult = {
+    status: 'success',
+    request_id: context.requestId,
+    transcription: transcript.transcription,
+    language: transcript.language,
+    words: transcript.words,
+    utterances: transcript.utterances,
+    duration,
+    metadata: { filename: options.filename, duration, fileSize: input.bytes.byteLength },
+  };
+
+  const want: TraitRequest = { age: options.ageDetection, gender: options.genderDetection, emotions: options.emotionDetection };
+  if (want.age || want.gender || want.emotions) {
+    const emotionTags = transcript.segments.flatMap((s) => (s.emotion ? [{ start: s.start, end: s.end, emotion: s.emotion }] : []));
+    const analysis = await analyzeSpeakers(engines.analyzer, audio.samples, audio.sampleRate, transcript.speakerTurns, want, {
+      speechSpans: transcript.segments,
+      emotionTags,
+      signal,
+    });
+    const dominant = analysis.speakers.find((s) => s.speaker === analysis.dominant)?.traits;
+    const analyzers: Record<string, string> = {};
+    if (dominant) {
+      if (want.age && dominant.age) result.age = dominant.age;
+      if (want.gender && dominant.gender) result.gender = dominant.gender;
+      if (want.emotions && dominant.emotions) result.emotions = dominant.emotions;
+      Object.assign(analyzers, dominant.analyzers);
+    }
+    if (options.diarize) result.speakers = analysis.speakers.map(({ speaker, traits }) => breakdown(speaker, traits));
+    result.metadata.analyzers = analyzers;
+  }
+  return result;
 }
 
 function breakdown(speaker: string, traits: SpeakerTraits): SpeakerBreakdown {

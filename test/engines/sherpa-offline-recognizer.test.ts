@@ -74,7 +74,7 @@ describe('offline recogniser config', () => {
   it('refuses a pack with a missing file or of another kind, before sherpa could end the process', async () => {
     const pack = fakePack('asr-moonshine', ['preprocessor', 'encoder', 'tokens']);
     assert.throws(() => buildOfflineRecognizerConfig(pack), (e: unknown) => e instanceof ModelPackError && /uncachedDecoder/.test(e.message));
-    await assert.rejects(createOfflineRecognizer(pack), ModelPackError);
+    await assert.rejects(createOfflineRecognizer({ submit: () => Promise.reject(new Error('not reached')) }, pack), ModelPackError);
     assert.throws(() => buildOfflineRecognizerConfig(fakePack('vad-silero', ['model', 'tokens'])), ModelPackError);
   });
 });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { InferenceCore } from '../../src/engines/inference-core.js';
+import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
 import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
@@ -68,7 +69,7 @@ function meanFrequency(x: Float32Array, sampleRate: number): number {
  */
 function spyOnSherpaProgress(): { events: string[]; restore: () => void } {
   type Request = { onProgress?: (info: unknown) => unknown };
-  const sherpa = createRequire(import.meta.url)('sherpa-onnx-node') as {
+  const sherpa = loadSherpaOnnx() as unknown as {
     OfflineTts: { prototype: { generateAsync: (req: Request) => Promise<unknown> } };
   };
   const proto = sherpa.OfflineTts.prototype;
@@ -91,6 +92,7 @@ const opts = (extra: Partial<SynthesisOptions> = {}): SynthesisOptions => ({ spe
 
 describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not found in ${modelsDir}` }, () => {
   let engine: TtsEngine;
+  let core: InferenceCore;
   let voices: Voice[];
   const byId = (id: string): Voice => {
     const v = voices.find((x) => x.id === id);
@@ -99,11 +101,14 @@ describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not 
   };
 
   before(async () => {
-    engine = await createSherpaTtsEngine([onePack, twoPack], { numThreads: 1 });
+    // In this process, so the spy below sees sherpa's calls; the server runs the same core in a child.
+    core = new InferenceCore({ workers: 1 });
+    engine = await createSherpaTtsEngine(core, [onePack, twoPack], { numThreads: 1 });
     voices = engine.listVoices();
   });
   after(async () => {
     await engine?.close();
+    await core?.close();
   });
 
   it('builds the vits config with the shared espeak-ng-data and one sentence per batch', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, ModelPackError } from '../../src/errors.js';
-import { createSherpaVad, type StreamingVoiceActivityDetector } from '../../src/engines/sherpa-vad.js';
+import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
 import type { TimeSpan } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { corpusEntries, loadCorpusAudio, rttmTurns, sileroPack } from './stt-fixtures.js';

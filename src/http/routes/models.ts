@@ -4,18 +4,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { ModelsReport } from '../../models/installed-models.js';
 import { speechErrors } from '../schemas/common.js';
 
-export interface ModelsReport {
-  /** Packs in use, by id, with their kind and languages. */
-  loaded: Array<{ id: string; kind: string; languages: string[] }>;
-  /** Packs found but not used, with the reason (failed verification, crashed the test load...). */
-  skipped: Array<{ id: string; reason: string }>;
-  /** Folders that are not recognisable packs. */
-  problems: Array<{ id: string; reason: string }>;
-  voices: number;
-  loadedAt: string;
-}
+export type { ModelsReport };
 
 const Report = Type.Object({
   loaded: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), languages: Type.Array(Type.String()) })),
@@ -23,6 +15,8 @@ const Report = Type.Object({
   problems: Type.Array(Type.Object({ id: Type.String(), reason: Type.String() })),
   voices: Type.Integer(),
   loadedAt: Type.String({ format: 'date-time' }),
+  started: Type.Array(Type.String(), { description: 'Packs this load started (new or changed)' }),
+  kept: Type.Array(Type.String(), { description: 'Packs kept running from the previous load, unchanged' }),
 });
 
 export function modelRoutes(deps: { report(): ModelsReport; reload(): Promise<ModelsReport> }) {

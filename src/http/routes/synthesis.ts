@@ -5,7 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { AbortedError, ParleyError } from '../../errors.js';
+import { AbortedError } from '../../errors.js';
+import { toDomainError, wireBody } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { speechErrors } from '../schemas/common.js';
 import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
@@ -86,11 +87,14 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       if (err instanceof AbortedError || sse.isClosed) {
         request.log.info({ chunks }, 'client went away: synthesis stopped');
       } else {
+        // The status line is gone; the error event carries what the REST body would have said.
+        const domain = toDomainError(err, 'speech');
         request.log.error({ err }, 'synthesis failed after the stream began');
-        const message = err instanceof ParleyError && err.status < 500 ? err.message : 'Synthesis failed';
+        const { status, body } = wireBody(domain, 'speech', request.id);
+        const retryAfter = domain?.retryAfterSeconds === undefined ? {} : { retry_after: Math.max(1, Math.ceil(domain.retryAfterSeconds)) };
         await sse.send([
           ['event', 'error'],
-          ['data', JSON.stringify({ error: 'InternalServerError', message })],
+          ['data', JSON.stringify({ ...body, status: String(status), request_id: request.id, ...retryAfter })],
         ]);
       }
     } finally {

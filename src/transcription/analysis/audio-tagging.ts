@@ -1,9 +1,9 @@
 /**
- * Age group and gender from an AudioSet audio-tagging model (CED or Zipformer pack, run by sherpa-onnx
- * AudioTagging in a worker thread, see audio-tagging-worker.ts). AudioSet has sound classes for who
+ * Age group and gender from an AudioSet audio-tagging model (CED or Zipformer pack, run by
+ * src/engines/audio-tagging.ts). AudioSet has sound classes for who
  * is speaking; this file maps their probabilities to the spec's fields.
  */
-import type { TimeSpan } from '../../engines/types.js';
+import type { AudioEvent, TimeSpan } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
 import type { AgeGroup } from '../types.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
@@ -11,12 +11,7 @@ import type { AnalysisHints, SpeakerAnalyzer, SpeakerTraits, TraitRequest } from
 
 export const AUDIO_TAGGING = 'audio-tagging';
 
-/** One class of the tagger's output, as sherpa-onnx AudioTagging.compute() returns it. */
-export interface AudioEvent {
-  name: string;
-  prob: number;
-  index: number;
-}
+export type { AudioEvent };
 
 /** Runs the tagger on 16 kHz mono samples; all classes or the top K, in any order. */
 export type AudioTaggingRunner = (samples: Float32Array, sampleRate: number) => Promise<AudioEvent[]>;
@@ -79,10 +74,7 @@ export function traitsFromSpeakerScores(s: SpeakerClassScores): { age?: AgeGroup
 export class AudioTaggingAnalyzer implements SpeakerAnalyzer {
   readonly name = AUDIO_TAGGING;
 
-  constructor(
-    private readonly run: AudioTaggingRunner,
-    private readonly onClose?: () => Promise<void>,
-  ) {}
+  constructor(private readonly run: AudioTaggingRunner) {}
 
   async analyze(
     samples: Float32Array,
@@ -115,10 +107,6 @@ export class AudioTaggingAnalyzer implements SpeakerAnalyzer {
       traits.analyzers.gender = this.name;
     }
     return traits;
-  }
-
-  async close(): Promise<void> {
-    await this.onClose?.();
   }
 }
 

@@ -10,16 +10,15 @@
  *   gender    as age.
  * The result names the backend of each field in `analyzers`.
  */
-import type { TimeSpan } from '../../engines/types.js';
+import type { AudioTagger, TimeSpan } from '../../engines/types.js';
 import { AcousticBaselineAnalyzer } from './acoustic-baseline.js';
 import { AudioTaggingAnalyzer, type AudioTaggingRunner } from './audio-tagging.js';
-import type { AudioTaggingWorker } from './audio-tagging-runner.js';
 import { emotionsFromTags, overlapSeconds, SENSE_VOICE_EMOTION } from './sense-voice-emotion.js';
 import type { AnalysisHints, SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './types.js';
 
 export interface SpeakerAnalysisOptions {
-  /** An AudioSet tagger running off the main thread (startAudioTaggingWorker), or its run function. */
-  audioTagging?: AudioTaggingRunner | AudioTaggingWorker;
+  /** An AudioSet tagger (src/engines/audio-tagging.ts), or its run function. */
+  audioTagging?: AudioTaggingRunner | AudioTagger;
   /** Speech per speaker the acoustic baseline looks at, seconds (default 60). */
   maxSecondsPerSpeaker?: number;
   /** Told when a model-backed analyzer failed and the baseline answered instead. */
@@ -31,7 +30,7 @@ export function createSpeakerAnalysis(options: SpeakerAnalysisOptions = {}): Spe
   const tagging = options.audioTagging
     ? typeof options.audioTagging === 'function'
       ? new AudioTaggingAnalyzer(options.audioTagging)
-      : new AudioTaggingAnalyzer(options.audioTagging.run, options.audioTagging.close)
+      : new AudioTaggingAnalyzer((samples, rate) => (options.audioTagging as AudioTagger).run(samples, rate))
     : undefined;
 
   return {
@@ -60,9 +59,6 @@ export function createSpeakerAnalysis(options: SpeakerAnalysisOptions = {}): Spe
       };
       if (rest.age || rest.gender || rest.emotions) merge(traits, await baseline.analyze(samples, sampleRate, spans, rest, hints));
       return traits;
-    },
-    async close() {
-      await tagging?.close();
     },
   };
 }

@@ -48,5 +48,4 @@ export interface SpeakerAnalyzer {
     want: TraitRequest,
     hints?: AnalysisHints,
   ): Promise<SpeakerTraits>;
-  close?(): Promise<void>;
 }

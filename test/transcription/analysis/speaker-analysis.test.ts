@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ModelPackError } from '../../../src/errors.js';
 import {
   speakerClassScores,
   traitsFromSpeakerScores,
   type AudioEvent,
 } from '../../../src/transcription/analysis/audio-tagging.js';
-import { startAudioTaggingWorker } from '../../../src/transcription/analysis/audio-tagging-runner.js';
 import { emotionsFromTags } from '../../../src/transcription/analysis/sense-voice-emotion.js';
 import {
   analyzeSpeakers,
@@ -52,13 +50,6 @@ describe('audio-tagging mapping (AudioSet classes → age and gender)', () => {
     assert.deepEqual(traitsFromSpeakerScores({ male: 0, female: 0.02, child: 0.1, babyCry: 0.6, babbling: 0.1 }), { age: 'infant' });
     // No class above the evidence floor: nothing, so another analyzer answers.
     assert.deepEqual(traitsFromSpeakerScores({ male: 0.01, female: 0.02, child: 0.01, babyCry: 0, babbling: 0 }), {});
-  });
-
-  it('reports a pack with missing files as a ModelPackError from its worker, without loading sherpa', async () => {
-    await assert.rejects(
-      startAudioTaggingWorker({ model: '/nonexistent/model.onnx', labels: '/nonexistent/class_labels_indices.csv', family: 'ced' }),
-      (error: unknown) => error instanceof ModelPackError && /missing/.test(error.message),
-    );
   });
 });
 

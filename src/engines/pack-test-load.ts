@@ -8,16 +8,16 @@
  * argv[2]: JSON TestLoadJob. Output: a line `PARLEY-TEST-LOAD-OK <json>` (exit 0) or
  * `PARLEY-TEST-LOAD-ERROR <message>` (exit 1).
  */
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOfflineRecognizerConfig } from '../engines/sherpa-offline-recognizer.js';
-import { buildOnlineRecognizerConfig } from '../engines/sherpa-online-recognizer.js';
-import { buildOfflineTtsConfig } from '../engines/sherpa-tts.js';
-import { buildSherpaVadConfig } from '../engines/sherpa-vad.js';
-import { buildDiarizationConfig } from '../engines/sherpa-diarizer.js';
-import { audioTaggingFilesFromPack } from '../transcription/analysis/audio-tagging-runner.js';
-import type { ModelPack } from './pack.js';
+import type { ModelPack } from '../models/pack.js';
+import { buildAudioTaggingConfig } from './audio-tagging.js';
+import { buildDiarizationConfig } from './sherpa-diarizer.js';
+import { buildOfflineRecognizerConfig } from './sherpa-offline-recognizer.js';
+import { loadSherpaOnnx } from './sherpa-onnx.js';
+import { buildOnlineRecognizerConfig } from './sherpa-online-recognizer.js';
+import { buildOfflineTtsConfig } from './sherpa-tts.js';
+import { buildSherpaVadConfig } from './sherpa-vad.js';
 
 export interface TestLoadJob {
   pack: ModelPack;
@@ -28,9 +28,6 @@ export interface TestLoadJob {
 
 export const OK_MARK = 'PARLEY-TEST-LOAD-OK';
 export const ERROR_MARK = 'PARLEY-TEST-LOAD-ERROR';
-
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Sherpa = any;
 
 const SAMPLE_RATE = 16_000;
 
@@ -47,8 +44,7 @@ function testAudio(seconds = 1): Float32Array {
 
 /** Loads the pack and runs a tiny inference; resolves with what was learnt (speakers, rate...). */
 export async function runTestLoad(job: TestLoadJob): Promise<Record<string, unknown>> {
-  const require = createRequire(import.meta.url);
-  const sherpa: Sherpa = require('sherpa-onnx-node');
+  const sherpa = loadSherpaOnnx();
   const { pack } = job;
   switch (pack.kind) {
     case 'tts-vits':
@@ -95,7 +91,7 @@ export async function runTestLoad(job: TestLoadJob): Promise<Record<string, unkn
       const stream = extractor.createStream();
       stream.acceptWaveform({ samples: testAudio(2), sampleRate: SAMPLE_RATE });
       stream.inputFinished();
-      const embedding: Float32Array = extractor.compute(stream);
+      const embedding = extractor.compute(stream);
       return { dim: extractor.dim, embedding: embedding.length };
     }
     case 'diarization-segmentation': {
@@ -105,15 +101,10 @@ export async function runTestLoad(job: TestLoadJob): Promise<Record<string, unkn
       return { sampleRate: diarizer.sampleRate, turns: Array.isArray(turns) ? turns.length : 0 };
     }
     case 'audio-tagging': {
-      const files = audioTaggingFilesFromPack(pack);
-      const model =
-        files.family === 'ced'
-          ? { ced: files.model, numThreads: 1, debug: 0 }
-          : { zipformer: { model: files.model }, numThreads: 1, debug: 0 };
-      const tagger = new sherpa.AudioTagging({ model, labels: files.labels, topK: 3 });
+      const tagger = new sherpa.AudioTagging({ ...buildAudioTaggingConfig(pack), topK: 3 });
       const stream = tagger.createStream();
       stream.acceptWaveform({ samples: testAudio(), sampleRate: SAMPLE_RATE });
-      const events: unknown[] = tagger.compute(stream, 3);
+      const events = tagger.compute(stream, 3);
       return { events: events.length };
     }
   }

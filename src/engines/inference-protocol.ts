@@ -1,0 +1,33 @@
+/**
+ * Messages between a supervised inference process (inference-host.ts) and its supervisor
+ * (inference-process.ts), over Node's IPC channel with V8 serialisation: audio crosses as the
+ * raw bytes of Float32Arrays.
+ */
+import type { InferenceTask } from './sherpa-tasks.js';
+
+/** Why a task failed, as the supervisor needs to tell it: each maps to one domain error. */
+export type TaskFailure = 'aborted' | 'load' | 'run' | 'overloaded';
+
+export type HostRequest =
+  | { type: 'run'; id: number; task: InferenceTask }
+  | { type: 'cancel'; id: number }
+  | { type: 'unload'; key: string };
+
+export interface HostHealth {
+  /** Resident memory of the process, bytes. */
+  rss: number;
+  /** Keys of the models the process holds. */
+  models: string[];
+}
+
+export type HostReply =
+  | ({ type: 'ready'; pid: number } & HostHealth)
+  | { type: 'progress'; id: number; data: unknown }
+  | ({ type: 'done'; id: number; result: unknown } & HostHealth)
+  | ({ type: 'error'; id: number; reason: TaskFailure; message: string; retryAfterSeconds?: number } & HostHealth);
+
+/** argv[2] of the host: how many worker threads and how deep a queue its synchronous calls get. */
+export interface HostSettings {
+  threads: number;
+  queueSize: number;
+}

@@ -1,0 +1,229 @@
+/**
+ * The one door to sherpa-onnx-node: its typed surface (the slice Parley uses, after the package's
+ * lib/*.js and lib/types.js) and the loader. Nothing else imports the package (a test enforces
+ * it), and only inference processes (inference-host.ts) and the pack test-load child call
+ * loadSherpaOnnx(): sherpa ends the process on a malformed model instead of throwing.
+ */
+import { createRequire } from 'node:module';
+import { EngineError } from '../errors.js';
+
+const require = createRequire(import.meta.url);
+
+/* ---------------------------------------------------------------- configs */
+
+/** `Vad` config (lib/types.js VadConfig), Silero only. */
+export interface SherpaVadConfig {
+  sileroVad: {
+    model: string;
+    threshold: number;
+    minSilenceDuration: number;
+    minSpeechDuration: number;
+    windowSize: number;
+    maxSpeechDuration: number;
+  };
+  sampleRate: number;
+  numThreads: number;
+  provider: string;
+  debug: number;
+}
+
+/** `OnlineRecognizer` config (lib/types.js OnlineRecognizerConfig), transducer only. */
+export interface SherpaOnlineRecognizerConfig {
+  featConfig: { sampleRate: number; featureDim: number };
+  modelConfig: {
+    transducer: { encoder: string; decoder: string; joiner: string };
+    tokens: string;
+    numThreads: number;
+    provider: string;
+    debug: number;
+    modelingUnit?: string;
+    bpeVocab?: string;
+  };
+  decodingMethod: 'greedy_search' | 'modified_beam_search';
+  maxActivePaths?: number;
+  enableEndpoint: number;
+}
+
+/** `OfflineRecognizer` config (lib/types.js OfflineRecognizerConfig): the fields Parley fills. */
+export interface SherpaOfflineRecognizerConfig {
+  featConfig: { sampleRate: number; featureDim: number };
+  modelConfig: {
+    transducer?: { encoder: string; decoder: string; joiner: string };
+    paraformer?: { model: string };
+    nemoCtc?: { model: string };
+    zipformerCtc?: { model: string };
+    whisper?: { encoder: string; decoder: string; language: string; task: 'transcribe'; tailPaddings: number };
+    senseVoice?: { model: string; language: string; useInverseTextNormalization: number };
+    moonshine?: { preprocessor: string; encoder: string; uncachedDecoder: string; cachedDecoder: string };
+    tokens: string;
+    numThreads: number;
+    provider: string;
+    debug: number;
+    modelType?: string;
+    modelingUnit?: string;
+    bpeVocab?: string;
+  };
+  decodingMethod: 'greedy_search';
+}
+
+/** `OfflineTts` config (lib/types.js OfflineTtsConfig): the fields Parley fills. */
+export interface SherpaOfflineTtsConfig {
+  model: {
+    vits?: { model: string; tokens: string; lexicon?: string; dataDir?: string };
+    matcha?: { acousticModel: string; vocoder: string; tokens: string; lexicon?: string; dataDir?: string };
+    kokoro?: { model: string; voices: string; tokens: string; lexicon?: string; dataDir?: string };
+    kitten?: { model: string; voices: string; tokens: string; dataDir?: string };
+    numThreads: number;
+    provider: 'cpu';
+    debug: boolean;
+  };
+  /** 1 = sherpa hands back audio after every sentence. */
+  maxNumSentences: number;
+}
+
+/** numClusters > 0 fixes the speaker count; -1 lets `threshold` (cosine distance) decide. */
+export interface SherpaClusteringConfig {
+  numClusters: number;
+  threshold: number;
+}
+
+/** `OfflineSpeakerDiarization` config (lib/types.js OfflineSpeakerDiarizationConfig). */
+export interface SherpaDiarizationConfig {
+  segmentation: { pyannote: { model: string }; numThreads: number; provider: string; debug: number };
+  embedding: { model: string; numThreads: number; provider: string; debug: number };
+  clustering: SherpaClusteringConfig;
+  minDurationOn: number;
+  minDurationOff: number;
+}
+
+/** `AudioTagging` config (lib/types.js AudioTaggingConfig). */
+export interface SherpaAudioTaggingConfig {
+  model: { ced?: string; zipformer?: { model: string }; numThreads: number; debug: number; provider?: string };
+  labels: string;
+  topK: number;
+}
+
+export interface SherpaSpeakerEmbeddingConfig {
+  model: string;
+  numThreads: number;
+  debug: number;
+  provider: string;
+}
+
+/* ---------------------------------------------------------------- objects */
+
+export interface SherpaWave {
+  samples: Float32Array;
+  sampleRate: number;
+}
+
+export interface SherpaVad {
+  acceptWaveform(samples: Float32Array): void;
+  isEmpty(): boolean;
+  front(enableExternalBuffer?: boolean): { start: number; samples: Float32Array };
+  pop(): void;
+  clear(): void;
+  reset(): void;
+  flush(): void;
+}
+
+export interface SherpaOnlineStream {
+  acceptWaveform(wave: SherpaWave): void;
+  inputFinished(): void;
+}
+
+export interface SherpaOnlineRecognizer {
+  createStream(): SherpaOnlineStream;
+  isReady(stream: SherpaOnlineStream): boolean;
+  decode(stream: SherpaOnlineStream): void;
+  getResult(stream: SherpaOnlineStream): { text: string; tokens: string[]; timestamps: number[] };
+}
+
+export interface SherpaOfflineStream {
+  acceptWaveform(wave: SherpaWave): void;
+}
+
+export interface SherpaOfflineResult {
+  text?: string;
+  tokens?: string[];
+  timestamps?: number[];
+  durations?: number[];
+  lang?: string;
+  emotion?: string;
+}
+
+export interface SherpaOfflineRecognizer {
+  createStream(): SherpaOfflineStream;
+  setConfig(config: SherpaOfflineRecognizerConfig): void;
+  decode(stream: SherpaOfflineStream): void;
+  getResult(stream: SherpaOfflineStream): SherpaOfflineResult;
+  decodeAsync(stream: SherpaOfflineStream): Promise<SherpaOfflineResult>;
+}
+
+export interface SherpaOfflineTts {
+  readonly numSpeakers: number;
+  readonly sampleRate: number;
+  generateAsync(request: {
+    text: string;
+    sid: number;
+    speed: number;
+    /** Returning 0 or false stops generation before the next sentence. */
+    onProgress?: (info: { samples: Float32Array; progress: number }) => number | boolean;
+  }): Promise<{ samples: Float32Array; sampleRate: number }>;
+}
+
+export interface SherpaDiarization {
+  readonly sampleRate: number;
+  process(samples: Float32Array): Array<{ start: number; end: number; speaker: number }>;
+  setConfig(config: { clustering: SherpaClusteringConfig }): void;
+}
+
+export interface SherpaAudioEvent {
+  name: string;
+  prob: number;
+  index: number;
+}
+
+export interface SherpaAudioTagging {
+  createStream(): { acceptWaveform(wave: SherpaWave): void };
+  compute(stream: unknown, topK?: number): SherpaAudioEvent[];
+}
+
+export interface SherpaSpeakerEmbeddingExtractor {
+  readonly dim: number;
+  createStream(): SherpaOnlineStream;
+  compute(stream: SherpaOnlineStream): Float32Array;
+}
+
+export interface SherpaOnnx {
+  Vad: new (config: SherpaVadConfig, bufferSizeInSeconds: number) => SherpaVad;
+  OnlineRecognizer: new (config: SherpaOnlineRecognizerConfig) => SherpaOnlineRecognizer;
+  OfflineRecognizer: {
+    new (config: SherpaOfflineRecognizerConfig): SherpaOfflineRecognizer;
+    createAsync(config: SherpaOfflineRecognizerConfig): Promise<SherpaOfflineRecognizer>;
+  };
+  OfflineTts: { createAsync(config: SherpaOfflineTtsConfig): Promise<SherpaOfflineTts> };
+  OfflineSpeakerDiarization: new (config: SherpaDiarizationConfig) => SherpaDiarization;
+  AudioTagging: new (config: SherpaAudioTaggingConfig) => SherpaAudioTagging;
+  SpeakerEmbeddingExtractor: new (config: SherpaSpeakerEmbeddingConfig) => SherpaSpeakerEmbeddingExtractor;
+}
+
+let loaded: SherpaOnnx | undefined;
+
+/** The native addon, loaded on first use so that importing this module costs nothing. */
+export function loadSherpaOnnx(): SherpaOnnx {
+  if (!loaded) {
+    try {
+      loaded = require('sherpa-onnx-node') as SherpaOnnx;
+    } catch (error) {
+      throw new EngineError(`cannot load sherpa-onnx-node (reinstall it with npm ci): ${(error as Error).message}`);
+    }
+  }
+  return loaded;
+}
+
+/** The installed sherpa-onnx-node version, without loading the addon (verdict caches key on it). */
+export function sherpaOnnxVersion(): string {
+  const manifest = require('sherpa-onnx-node/package.json') as { version?: string };
+  return manifest.version ?? 'unknown';
+}
