@@ -241,9 +241,11 @@ const rawStt = rawTranscription(decoded.samples);
 
 const { child, port, dataDir } = await startServerProcess();
 try {
-  const voices = JSON.parse((await request(port, 'GET', '/api/v1/tts-v2/get_voices', undefined, 'application/json')).body.toString()) as unknown;
-  const list = (Array.isArray(voices) ? voices : ((voices as { voices?: unknown[] }).voices ?? [])) as Array<{ voice_id?: string; id?: string }>;
-  const voiceId = list.map((v) => v.voice_id ?? v.id ?? '').find((id) => id.startsWith(PIPER)) ?? `${PIPER}-0`;
+  const { voices } = JSON.parse((await request(port, 'GET', '/api/v1/tts-v2/get_voices', undefined, 'application/json')).body.toString()) as {
+    voices: Array<{ voiceId: string }>;
+  };
+  const voiceId = voices.map((v) => v.voiceId).find((id) => id.startsWith(PIPER));
+  if (!voiceId) throw new Error(`the server lists no ${PIPER} voice`);
   const ttsBody = JSON.stringify({ text, voice_id: voiceId, sample_rate: 22050, output_format: 'pcm' });
 
   const speech: number[] = [];

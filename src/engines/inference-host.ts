@@ -16,8 +16,9 @@ const core = new InferenceCore({ workers: settings.threads, queueSize: settings.
 const running = new Map<number, AbortController>();
 
 function send(reply: HostReply): void {
-  // A supervisor that went away leaves nothing to answer to: the disconnect handler exits.
-  if (process.connected) process.send!(reply);
+  // A supervisor that went away leaves nothing to answer to: the disconnect handler exits. The
+  // callback takes a failed write (the channel closing under it) instead of an 'error' event.
+  if (process.connected) process.send!(reply, undefined, undefined, () => undefined);
 }
 
 const health = (): HostHealth => ({ rss: process.memoryUsage.rss(), models: core.models });
@@ -48,6 +49,7 @@ process.on('message', (request: HostRequest) => {
       return;
     case 'unload':
       core.unload(request.key);
+      send({ type: 'health', ...health() });
       return;
   }
 });

@@ -245,6 +245,11 @@ export class InferenceProcess implements TaskRunner {
       if (host === this.host) for (const pending of this.waiting.splice(0)) this.dispatch(host, pending);
       return;
     }
+    if (reply.type === 'health') {
+      host.rss = reply.rss;
+      host.models = reply.models;
+      return;
+    }
     const pending = host.tasks.get(reply.id);
     if (!pending) return;
     if (reply.type === 'progress') {

@@ -22,6 +22,8 @@ export interface HostHealth {
 
 export type HostReply =
   | ({ type: 'ready'; pid: number } & HostHealth)
+  /** Sent after an unload, so the supervisor's view of the loaded models stays true. */
+  | ({ type: 'health' } & HostHealth)
   | { type: 'progress'; id: number; data: unknown }
   | ({ type: 'done'; id: number; result: unknown } & HostHealth)
   | ({ type: 'error'; id: number; reason: TaskFailure; message: string; retryAfterSeconds?: number } & HostHealth);

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import { OverloadedError, ParleyError } from '../errors.js';
+import { InferenceUnavailableError, OverloadedError, ParleyError } from '../errors.js';
 import type { AccountRepository } from '../store/account-repository.js';
 import type { BackendProfile } from '../store/backend.js';
 import type { AttemptRecord, JobRepository, JobRow } from '../store/job-repository.js';
@@ -179,6 +179,13 @@ export class JobRunner {
     const ref = { jobId: job.id, requestId: job.request_id };
     events.emit('job:start', ref);
     let outcome: { outcome: JobOutcome; result: string | null; error: string | null };
+    const maxCrashes = this.deps.settings.maxInferenceCrashes;
+    // runs counts this one: more than the limit means the earlier ones all died (this node or another).
+    if (job.runs > maxCrashes) {
+      const reason = `Transcription failed: ${job.runs - 1} runs of this job ended with the server or its inference process dying`;
+      await this.finishTranscription(job, { outcome: JOB_OUTCOMES.failed, result: null, error: reason });
+      return;
+    }
     try {
       if (!job.audio_path) throw new Error('the job has no stored audio');
       const bytes = await audio.read(job.audio_path);
@@ -194,6 +201,23 @@ export class JobRunner {
         events.emit('job:requeued', { ...ref, reason: 'shutting down' });
         return;
       }
+      if (err instanceof InferenceUnavailableError) {
+        // The process working on it died or had to be killed: maybe this input's fault, maybe a
+        // neighbour's. Taken up again, up to the limit; a poison input then fails for good.
+        if (job.runs < maxCrashes) {
+          const runAt = new Date(this.clock() + 1000 * (err.retryAfterSeconds ?? 1)).toISOString();
+          await jobs.release(job.id, this.lockedBy, runAt, this.now(), { crashed: true });
+          events.emit('job:requeued', { ...ref, reason: `inference process died (run ${job.runs} of ${maxCrashes})` });
+          return;
+        }
+        outcome = {
+          outcome: JOB_OUTCOMES.failed,
+          result: null,
+          error: `Transcription failed: its inference process died in ${job.runs} runs of this job (last: ${err.message})`,
+        };
+        await this.finishTranscription(job, outcome);
+        return;
+      }
       if (err instanceof OverloadedError) {
         const runAt = new Date(this.clock() + 1000 * (err.retryAfterSeconds ?? 1)).toISOString();
         await jobs.release(job.id, this.lockedBy, runAt, this.now());
@@ -206,9 +230,14 @@ export class JobRunner {
       if (!clientError) events.emit('job:error', { jobId: job.id, error: err });
       outcome = { outcome: JOB_OUTCOMES.failed, result: null, error: clientError ? err.message : 'Internal server error' };
     }
+    await this.finishTranscription(job, outcome);
+  }
+
+  private async finishTranscription(job: JobRow, outcome: { outcome: JobOutcome; result: string | null; error: string | null }): Promise<void> {
+    const { jobs, audio, events } = this.deps;
     if (!(await jobs.completeTranscription(job.id, this.lockedBy, outcome, this.now()))) return;
     if (job.audio_path) await audio.remove(job.audio_path);
-    events.emit('job:transcribed', { ...ref, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
+    events.emit('job:transcribed', { jobId: job.id, requestId: job.request_id, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
   }
 
   private async runDelivery(job: JobRow): Promise<void> {

@@ -69,6 +69,7 @@ export class JobRepository {
         result: null,
         error: null,
         attempts: 0,
+        runs: 0,
         last_error: null,
         run_at: job.now,
         locked_by: null,
@@ -96,6 +97,7 @@ export class JobRepository {
       locked_at: now,
       updated_at: now,
       state: sql<string>`case when state = ${JOB_STATES.queued} then ${JOB_STATES.running} else state end`,
+      runs: sql<number>`case when state = ${JOB_STATES.queued} then runs + 1 else runs end`,
     };
     const due = (db: Kysely<Database>) =>
       db
@@ -165,13 +167,16 @@ export class JobRepository {
   }
 
   /**
-   * Give a claimed job back without recording anything: a running job returns to queued, a
-   * delivering one keeps its attempt count. Used at shutdown and when transcription is busy.
+   * Give a claimed job back: a running job returns to queued, a delivering one keeps its attempt
+   * count. A plain release (shutdown, busy workers) does not count the run; `crashed` (its
+   * inference process died) does.
    */
-  async release(id: string, lockedBy: string, runAt: string, now: string): Promise<boolean> {
+  async release(id: string, lockedBy: string, runAt: string, now: string, options: { crashed?: boolean } = {}): Promise<boolean> {
+    const runs = options.crashed ? sql<number>`runs` : sql<number>`case when state = ${JOB_STATES.running} then runs - 1 else runs end`;
     const r = await this.db
       .updateTable('jobs')
       .set({
+        runs,
         state: sql<string>`case when state = ${JOB_STATES.running} then ${JOB_STATES.queued} else state end`,
         run_at: runAt,
         locked_by: null,

@@ -75,6 +75,12 @@ export interface JobTable {
   error: string | null;
   /** Delivery attempts made so far (recorded in job_attempts). */
   attempts: number;
+  /**
+   * Transcription runs: a claim counts one, a plain release (shutdown, busy workers) takes it
+   * back. So while a job waits, it counts the runs that ended with its inference process (or the
+   * whole node) dying, and a poison input stops at a limit instead of crashing on forever.
+   */
+  runs: number;
   /** Why the last delivery attempt did not succeed. */
   last_error: string | null;
   /** When the job is next due: transcription at once, a delivery retry after its backoff. */
