@@ -2,7 +2,7 @@
  * What serving inference costs beyond the engine itself: `npm run bench:inference`. Prints numbers
  * and ratios; asserts nothing.
  *
- * The server runs as its own process (`parley serve` through tsx) on loopback with the shared
+ * The server runs as its own process (the built `parley serve`) on loopback with the shared
  * models, so its resident memory and CPU are its own and not the client's. The raw engines run in
  * this process, called directly through sherpa-onnx, on the same inputs:
  *
@@ -17,27 +17,21 @@
  *
  * Env: BENCH_RUNS (default 10), PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeAudio } from '../src/audio/decode.js';
 import { loadSherpaOnnx } from '../src/engines/sherpa-onnx.js';
+import { corpusDir, sharedModelsDir as modelsDir } from '../test/helpers/models.js';
+import { startServerProcess } from '../test/helpers/server-process.js';
 
 const RUNS = Math.max(1, Number.parseInt(process.env.BENCH_RUNS ?? '10', 10) || 10);
 const CONCURRENCY = 4;
 const CONCURRENT_REQUESTS = 12;
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const modelsDir = path.resolve(process.env.PARLEY_TEST_MODELS_DIR ?? path.join(repoRoot, '../shared/models'));
-const corpusDir = path.resolve(process.env.PARLEY_TEST_CORPUS_DIR ?? path.join(repoRoot, '../shared/corpus'));
 const PIPER = 'fake-piper-tones-en_US-22k-2spk';
 const ZIPFORMER = 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile';
 const SHARED_PACKS = [PIPER, ZIPFORMER, 'silero-vad-v5', 'fake-pyannote-segmentation-energy', 'handmade-fbank-stats-speaker-embedding'];
 const STT_FILE = 'en/librispeech-1221-135766-0001.wav';
-const KEY = `sk_${'b'.repeat(40)}`;
 
 const text = [
   'The morning train left the station a few minutes late, and most of the passengers did not seem to mind.',
@@ -51,21 +45,11 @@ const text = [
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 /** One request over a keep-alive node:http client; resolves at the first body byte and at the end. */
 function request(
-  port: number,
+  base: URL,
   method: string,
   pathname: string,
   body: Buffer | string | undefined,
@@ -75,7 +59,7 @@ function request(
     const start = performance.now();
     let firstByteMs = -1;
     const req = http.request(
-      { host: '127.0.0.1', port, method, path: pathname, agent, headers: { authorization: `Bearer ${KEY}`, 'content-type': contentType } },
+      { host: base.hostname, port: base.port, method, path: pathname, agent, headers: { authorization: `Bearer ${key}`, 'content-type': contentType } },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => {
@@ -128,43 +112,6 @@ function treeMemory(rootPid: number): { pids: number; rssMb: number; pssMb: numb
     }
   }
   return { pids: pids.length, rssMb: rss, pssMb: pss, perProcess };
-}
-
-async function startServerProcess(): Promise<{ child: ChildProcess; port: number; dataDir: string }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-bench-'));
-  const models = path.join(dataDir, 'models');
-  rmSync(models, { recursive: true, force: true });
-  (await import('node:fs')).mkdirSync(models);
-  for (const name of SHARED_PACKS) symlinkSync(path.join(modelsDir, name), path.join(models, name), 'dir');
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts'), 'serve'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_MODELS_DIR: models,
-      PARLEY_API_KEY: KEY,
-      PARLEY_LOG_LEVEL: 'warn',
-      PARLEY_RATE_LIMITS__SYNTHESIS__PER_MINUTE: '0',
-      PARLEY_RATE_LIMITS__TRANSCRIPTION__PER_MINUTE: '0',
-      PARLEY_RATE_LIMITS__MANAGEMENT__PER_MINUTE: '0',
-    },
-  });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the server did not start');
-    try {
-      const r = await request(port, 'GET', '/readyz', undefined, 'application/json');
-      if (r.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, port, dataDir };
 }
 
 // ---- raw engines, in this process
@@ -239,7 +186,9 @@ const audioSeconds = decoded.samples.length / 16000;
 const rawTts = await rawSynthesis();
 const rawStt = rawTranscription(decoded.samples);
 
-const { child, port, dataDir } = await startServerProcess();
+const server = await startServerProcess(SHARED_PACKS, {}, { built: true });
+const port = new URL(server.url);
+const key = server.key;
 try {
   const { voices } = JSON.parse((await request(port, 'GET', '/api/v1/tts-v2/get_voices', undefined, 'application/json')).body.toString()) as {
     voices: Array<{ voiceId: string }>;
@@ -280,7 +229,7 @@ try {
   const concurrentSeconds = (performance.now() - concurrentStart) / 1000;
 
   await new Promise((r) => setTimeout(r, 2000));
-  const memory = treeMemory(child.pid!);
+  const memory = treeMemory(server.child.pid!);
 
   console.log(`Parley inference bench: server in its own process, median of ${RUNS} runs after one warm-up\n`);
   console.log('Synthesis, Piper fixture, 6 sentences, pcm at 22.05 kHz');
@@ -298,8 +247,6 @@ try {
   console.log(`\nIdle memory after warm-up: ${memory.pids} process(es), RSS ${memory.rssMb.toFixed(0)} MB, PSS ${memory.pssMb.toFixed(0)} MB`);
   for (const line of memory.perProcess) console.log(line);
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await server.stop();
   agent.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
 }

@@ -70,7 +70,7 @@ describe('supervised inference processes', () => {
   const api = (pathname: string, init: RequestInit = {}) =>
     fetch(server.url + pathname, { ...init, headers: { authorization: `Bearer ${server.key}`, ...(init.headers as Record<string, string>) } });
   const transcribe = (bytes: Buffer, query = 'language=en') =>
-    api(`/api/v1/stt/get_text?${query}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes });
+    api(`/api/v1/stt/get_text?${query}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: new Uint8Array(bytes) });
 
   before(async () => {
     server = await startServerProcess([VAD, ZIPFORMER, PIPER], {
@@ -135,7 +135,7 @@ describe('supervised inference processes', () => {
       const submitted = await api(`/api/v1/stt/get_text?language=en&webhook_url=${encodeURIComponent(receiver.url)}`, {
         method: 'POST',
         headers: { 'content-type': 'audio/wav', 'x-request-id': 'poison-job-1' },
-        body: meeting,
+        body: new Uint8Array(meeting),
       });
       assert.equal(submitted.status, 200);
       for (let death = 1; death <= 3; death++) await killWhenBusy(server, 'transcription');

@@ -46,15 +46,20 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts the server with links to the named shared packs in its models dir; `env` adds settings. */
-export async function startServerProcess(packs: string[], env: Record<string, string> = {}): Promise<ServerProcess> {
+/**
+ * Starts the server with links to the named shared packs in its models dir; `env` adds settings.
+ * `built` runs the compiled server (`npm run build` first), as users run it: no TypeScript loader
+ * in it or its child processes, which is what memory figures should see.
+ */
+export async function startServerProcess(packs: string[], env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServerProcess> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-proc-'));
   const models = path.join(dataDir, 'models');
   mkdirSync(models);
   for (const name of packs) symlinkSync(sharedModel(name), path.join(models, name), 'dir');
   const port = await freePort();
   const key = `sk_${'c'.repeat(40)}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts'), 'serve'], {
+  const entry = options.built ? [path.join(repoRoot, 'bin/parley.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts')];
+  const child = spawn(process.execPath, [...entry, 'serve'], {
     cwd: repoRoot,
     stdio: ['ignore', process.env.PARLEY_TEST_SERVER_LOGS ? 'inherit' : 'ignore', process.env.PARLEY_TEST_SERVER_LOGS ? 'inherit' : 'ignore'],
     env: {
