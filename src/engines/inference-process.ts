@@ -5,8 +5,9 @@
  * - A process that dies (signal, exit, out-of-memory kill) fails only the tasks it held, with
  *   InferenceUnavailableError (503 + Retry-After), and is started again after a backoff that
  *   doubles with each crash in a row. Tasks submitted meanwhile wait for it (a bounded queue).
- * - Every task has a deadline that grows with its audio (or text). A task past it is failed and
- *   cancelled; if the process does not let go of it within a grace period, it is killed.
+ * - Every task has a deadline that grows with its audio (or text), for its run, and the same again
+ *   for waiting on a process that is starting. A task past it is failed and cancelled; if the
+ *   process does not let go of it within a grace period, it is killed.
  * - A process whose resident memory passes the ceiling gets no new tasks: a fresh one takes them,
  *   and the old one leaves once its current tasks are done.
  * - An aborted signal cancels the task inside the child.
@@ -61,6 +62,7 @@ export interface InferenceProcessStatus {
   models: string[];
   restarts: number;
   lastExit: { at: string; reason: string } | null;
+  /** running: tasks the processes hold (a cancelled one until its process lets go of it). */
   tasks: { running: number; waiting: number; completed: number; failed: number };
   rssMb: number | null;
   /** Processes over the memory ceiling that finish their tasks before leaving. */
@@ -163,8 +165,9 @@ export class InferenceProcess implements TaskRunner {
 
   status(): InferenceProcessStatus {
     const host = this.host;
+    // What the processes hold: a cancelled task counts until its process lets go of it.
     let running = 0;
-    for (const h of [host, ...this.leaving]) for (const p of h?.tasks.values() ?? []) if (!p.settled) running++;
+    for (const h of [host, ...this.leaving]) running += h?.tasks.size ?? 0;
     const state = this.closed ? 'closed' : host ? (host.ready ? 'ready' : 'starting') : this.restartTimer ? 'restarting' : 'not started';
     return {
       name: this.options.name,
@@ -327,6 +330,9 @@ export class InferenceProcess implements TaskRunner {
   }
 
   private dispatch(host: Host, pending: Pending): void {
+    // The deadline bounds the run itself; time spent waiting for a (re)starting process had its own.
+    clearTimeout(pending.deadline);
+    pending.deadline = setTimeout(() => this.overdue(pending), pending.deadlineMs);
     pending.host = host;
     host.tasks.set(pending.id, pending);
     this.send(host, { type: 'run', id: pending.id, task: pending.task });
