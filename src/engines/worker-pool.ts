@@ -1,11 +1,10 @@
 /**
  * A fixed set of worker threads for sherpa-onnx's synchronous calls (VAD, streaming ASR,
- * diarization), which would otherwise stall the event loop for the whole inference. Each worker
- * loads a model the first time a task names its key and keeps it (sherpa-worker.ts).
- *
- * sherpa-onnx-node is context-aware: checked with two workers each loading Silero VAD and the
- * streaming transducer at once while the main thread's timers kept firing, so threads (not child
- * processes) are used.
+ * diarization, tagging), which would otherwise stall an event loop for the whole inference. Each
+ * worker loads a model the first time a task names its key and keeps it (sherpa-worker.ts). In the
+ * server the pool lives inside an inference process (inference-core.ts), so that process keeps
+ * taking messages (new tasks, cancellations) while its threads compute; sherpa-onnx-node is
+ * context-aware, so two threads can each load their own copy of a model.
  *
  * In front of the workers sits a bounded FIFO queue: when every worker is busy and the queue is
  * full, submit() rejects with OverloadedError (HTTP 503 + Retry-After) instead of letting work pile
