@@ -24,6 +24,7 @@ import { decodeAudio } from '../src/audio/decode.js';
 import { loadSherpaOnnx } from '../src/engines/sherpa-onnx.js';
 import { corpusDir, sharedModelsDir as modelsDir } from '../test/helpers/models.js';
 import { startServerProcess } from '../test/helpers/server-process.js';
+import { trainJourney } from './texts.js';
 
 const RUNS = Math.max(1, Number.parseInt(process.env.BENCH_RUNS ?? '10', 10) || 10);
 const CONCURRENCY = 4;
@@ -33,14 +34,8 @@ const ZIPFORMER = 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile';
 const SHARED_PACKS = [PIPER, ZIPFORMER, 'silero-vad-v5', 'fake-pyannote-segmentation-energy', 'handmade-fbank-stats-speaker-embedding'];
 const STT_FILE = 'en/librispeech-1221-135766-0001.wav';
 
-const text = [
-  'The morning train left the station a few minutes late, and most of the passengers did not seem to mind.',
-  'Outside the windows, the fields were still covered in a thin layer of frost that sparkled in the sun.',
-  'A woman near the door was reading a thick novel, turning the pages slowly and carefully.',
-  'Two students in the back were arguing quietly about a problem from their chemistry homework.',
-  'The conductor walked through the carriage, checking tickets and greeting the regular travellers by name.',
-  'Somewhere behind the hills, a church bell was ringing, although nobody could see the village yet.',
-].join(' ');
+/** Six sentences of ordinary prose. */
+const text = trainJourney.slice(0, 6).join(' ');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const ms = (v: number) => `${v.toFixed(1)} ms`;

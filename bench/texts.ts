@@ -1,0 +1,23 @@
+/** Texts the benchmarks synthesise: ordinary English prose, one sentence per entry. */
+export const trainJourney = [
+  'The morning train left the station a few minutes late, and most of the passengers did not seem to mind.',
+  'Outside the windows, the fields were still covered in a thin layer of frost that sparkled in the sun.',
+  'A woman near the door was reading a thick novel, turning the pages slowly and carefully.',
+  'Two students in the back were arguing quietly about a problem from their chemistry homework.',
+  'The conductor walked through the carriage, checking tickets and greeting the regular travellers by name.',
+  'Somewhere behind the hills, a church bell was ringing, although nobody could see the village yet.',
+  'When the train slowed down for the bridge, a flock of birds rose from the river all at once.',
+  'An old man by the window pointed at them and smiled at the child sitting across from him.',
+  'The child pressed her face against the glass and counted the birds until they were too far away.',
+  'At the next stop, a group of hikers climbed aboard with muddy boots and enormous backpacks.',
+  'They filled the empty seats and began to plan the route they would take through the forest.',
+  'One of them unfolded a paper map, which seemed almost old fashioned in a carriage full of phones.',
+  'The train picked up speed again, and the rhythm of the wheels became steady and calming.',
+  'For a while, nobody spoke, and the only sound was the soft rattle of the luggage racks.',
+  'Then the sun broke through the clouds, and the whole valley turned bright green and gold.',
+  'The woman with the novel looked up, closed her book, and simply watched the landscape go by.',
+  'Even the students stopped arguing and took a few pictures of the mountains in the distance.',
+  'By the time the train reached the city, the frost had melted and the streets were wet and shining.',
+  'The passengers gathered their coats and bags and stepped out onto the crowded platform.',
+  'Within a minute, they had all disappeared into the noise and hurry of an ordinary working day.',
+];
