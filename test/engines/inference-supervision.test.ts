@@ -74,6 +74,8 @@ describe('supervised inference processes', () => {
 
   before(async () => {
     server = await startServerProcess([VAD, ZIPFORMER, PIPER], {
+      // A process per capability, so each kill below hits one kind of request.
+      PARLEY_INFERENCE__LAYOUT: 'by-capability',
       PARLEY_INFERENCE__RESTART_DELAY_MS: '100',
       PARLEY_WEBHOOKS__POLL_MS: '50',
       PARLEY_WEBHOOKS__BACKOFF_BASE_MS: '50',
