@@ -100,6 +100,10 @@ export class ApiKeyService {
     return this.keys.list();
   }
 
+  setRole(id: string, role: KeyRole): Promise<boolean> {
+    return this.keys.setRole(id, role);
+  }
+
   revoke(id: string): Promise<boolean> {
     return this.keys.revoke(id);
   }
