@@ -19,6 +19,7 @@ export class RateLimitRepository {
     const perMs = sql`${perMinute / 60_000}::double precision`;
     // The upsert takes the token only where the refilled bucket holds one; when it returns no row
     // the second branch reads the bucket (as of the statement's snapshot) to say how long to wait.
+    // The row lock taken by the upsert orders concurrent requests of one account.
     const refilled = (tokens: string, since: string) =>
       sql`least(${cap}, ${sql.ref(tokens)} + greatest(0, ${clock.epochMs()} - ${sql.ref(since)}) * ${perMs})`;
     const { rows } = await sql<{ wait: number }>`
@@ -34,7 +35,9 @@ export class RateLimitRepository {
       union all
       select greatest(0.001, (1 - ${refilled('tokens', 'updated_ms')}) / ${perMs} / 1000) as wait
       from rate_limit_buckets where key = ${key} and not exists (select 1 from taken)`.execute(this.db);
-    return rows[0]?.wait ?? 0;
+    // No row at all: refused, by a bucket created after this statement's snapshot was taken (a
+    // concurrent first request); a whole token's time is the longest the wait can be.
+    return rows[0]?.wait ?? 60 / perMinute;
   }
 
   /** Drop buckets untouched for `idleMs` (by then they have refilled; a missing bucket is a full one). */
