@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { AccountRepository } from '../../src/store/account-repository.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { JOB_AUDIO_CHUNK_BYTES, JobRepository } from '../../src/store/job-repository.js';
 import { LeaseRepository } from '../../src/store/lease-repository.js';
 import { RateLimitRepository } from '../../src/store/rate-limit-repository.js';
+import { skipWithoutPg, withPgSchema } from './pg-schema.js';
 
 const DAY = 86_400_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
@@ -131,32 +131,23 @@ describe('shared node state', () => {
     }
   });
 
-  const pgUrl = process.env.PARLEY_TEST_DATABASE_URL;
-  const skip = pgUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run; .ci/run does';
-
   /** Two stores (two connection pools, as two nodes) on a schema of this test's own. */
   async function withPgStores(name: string, body: (a: Store, b: Store) => Promise<void>): Promise<void> {
-    const schema = `${name}_${Date.now()}_${process.pid}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    const url = new URL(pgUrl!);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const a = await openStore({ databaseUrl: url.toString(), dataDir: '' });
-    const b = await openStore({ databaseUrl: url.toString(), dataDir: '' });
-    try {
-      await body(a, b);
-    } finally {
-      await a.close();
-      await b.close();
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-    }
+    await withPgSchema(name, async (url) => {
+      const a = await openStore({ databaseUrl: url, dataDir: '' });
+      const b = await openStore({ databaseUrl: url, dataDir: '' });
+      try {
+        await body(a, b);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
   }
 
-  it('on PostgreSQL', { skip }, () => withPgStores('shared', (store) => exercise(store)));
+  it('on PostgreSQL', { skip: skipWithoutPg }, () => withPgStores('shared', (store) => exercise(store)));
 
-  it('on PostgreSQL, rate-limit buckets are shared across pools and refill by the database clock', { skip }, () =>
+  it('on PostgreSQL, rate-limit buckets are shared across pools and refill by the database clock', { skip: skipWithoutPg }, () =>
     withPgStores('buckets', async (a, b) => {
       const nodes = [new RateLimitRepository(a.db), new RateLimitRepository(b.db)];
       // Burst 10, 6 per minute (one token per 10 s): 10 takes from the two pools, then a wait.
