@@ -149,6 +149,8 @@ describe('shared node state', () => {
 
   it('on PostgreSQL, rate-limit buckets are shared across pools and refill by the database clock', { skip: skipWithoutPg }, () =>
     withPgStores('buckets', async (a, b) => {
+      const persistence = await sql<{ p: string }>`select relpersistence as p from pg_class where relname = 'rate_limit_buckets' and relnamespace = current_schema()::regnamespace`.execute(a.db);
+      assert.equal(persistence.rows[0]?.p, 'u', 'unlogged: taking a token writes no WAL');
       const nodes = [new RateLimitRepository(a.db), new RateLimitRepository(b.db)];
       // Burst 10, 6 per minute (one token per 10 s): 10 takes from the two pools, then a wait.
       const waits = await Promise.all(Array.from({ length: 10 }, (_, i) => nodes[i % 2]!.take('management:acct_x', 10, 6)));
