@@ -131,7 +131,7 @@ export async function startServer(
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const started: BackgroundTask[] = [];
     const stopBackground = async () => {
-      // In reverse, in parallel with nothing else: the job runner stops claiming, finishes or gives back what it holds.
+      // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
       for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
     };
     try {

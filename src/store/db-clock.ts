@@ -5,7 +5,7 @@
  * Values are ISO-8601 UTC strings with milliseconds, the format of every time column
  * (schema.ts), so they compare as text with the times stored there.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { BackendProfile } from './backend.js';
 
 /** A time a repository method writes or compares: a fixed ISO string (tests) or the database clock. */
@@ -38,10 +38,4 @@ const sqliteClock: DbClock = {
 
 export function dbClock(backend: BackendProfile): DbClock {
   return backend.name === 'postgres' ? postgresClock : sqliteClock;
-}
-
-/** Read the database clock once (to work out how long to sleep until something is due). */
-export async function readDbNow(db: Kysely<any>, clock: DbClock): Promise<number> {
-  const { rows } = await sql<{ now: string }>`select ${clock.now()} as now`.execute(db);
-  return Date.parse(rows[0]!.now);
 }

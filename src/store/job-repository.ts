@@ -8,7 +8,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { FINAL_STATES, JOB_STATES, type JobOutcome, type JobState } from '../jobs/job-states.js';
 import type { BackendProfile } from './backend.js';
-import { dbClock, readDbNow, type DbClock, type Instant } from './db-clock.js';
+import { dbClock, type DbClock, type Instant } from './db-clock.js';
 import type { Database, JobAttemptTable, JobTable } from './schema.js';
 
 export type JobRow = JobTable;
