@@ -208,13 +208,7 @@ export class JobRepository {
   async release(id: string, lockedBy: string, runAt: Instant = this.clock.now(), now: Instant = this.clock.now()): Promise<boolean> {
     const r = await this.db
       .updateTable('jobs')
-      .set({
-        state: sql<string>`case when state = ${JOB_STATES.running} then ${JOB_STATES.queued} else state end`,
-        run_at: runAt,
-        locked_by: null,
-        locked_at: null,
-        updated_at: now,
-      })
+      .set({ ...givenBack(now), run_at: runAt })
       .where('id', '=', id)
       .where('locked_by', '=', lockedBy)
       .executeTakeFirst();
@@ -228,13 +222,7 @@ export class JobRepository {
   async releaseAll(lockedBy: string, now: Instant = this.clock.now()): Promise<number> {
     const r = await this.db
       .updateTable('jobs')
-      .set({
-        state: sql<string>`case when state = ${JOB_STATES.running} then ${JOB_STATES.queued} else state end`,
-        run_at: now,
-        locked_by: null,
-        locked_at: null,
-        updated_at: now,
-      })
+      .set({ ...givenBack(now), run_at: now })
       .where('locked_by', '=', lockedBy)
       .executeTakeFirst();
     return Number(r.numUpdatedRows);
@@ -264,12 +252,7 @@ export class JobRepository {
   async recoverStale(options: { staleBefore: Instant; exceptLockedBy: string; now?: Instant }): Promise<number> {
     const r = await this.db
       .updateTable('jobs')
-      .set({
-        state: sql<string>`case when state = ${JOB_STATES.running} then ${JOB_STATES.queued} else state end`,
-        locked_by: null,
-        locked_at: null,
-        updated_at: options.now ?? this.clock.now(),
-      })
+      .set(givenBack(options.now ?? this.clock.now()))
       .where('locked_by', 'is not', null)
       .where('locked_by', '!=', options.exceptLockedBy)
       .where('locked_at', '<', options.staleBefore)
@@ -386,6 +369,16 @@ export class JobRepository {
       return true;
     });
   }
+}
+
+/** Unlocked; a running job back to queued (transcribed again), a delivering one keeps its attempts. */
+function givenBack(now: Instant) {
+  return {
+    state: sql<string>`case when state = ${JOB_STATES.running} then ${JOB_STATES.queued} else state end`,
+    locked_by: null,
+    locked_at: null,
+    updated_at: now,
+  };
 }
 
 async function writeAudio(trx: Transaction<Database>, jobId: string, audio: Uint8Array): Promise<void> {

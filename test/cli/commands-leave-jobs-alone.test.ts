@@ -13,16 +13,15 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { installJobs } from '../../src/jobs/install-jobs.js';
-import type { JobLogger } from '../../src/jobs/job-events.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import type { Transcribe } from '../../src/transcription/types.js';
 import { repoRoot } from '../helpers/models.js';
 import { startTestServer } from '../helpers/server.js';
+import { plainOptions, silentLog as silent } from '../jobs/fixtures/job-options.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
 import { makeWav, wavTranscribe } from '../jobs/fixtures/wav-transcribe.js';
 
 const run = promisify(execFile);
-const silent: JobLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function parley(args: string[], env: NodeJS.ProcessEnv) {
   return run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts'), ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
@@ -62,7 +61,7 @@ describe('CLI commands beside a running server', () => {
         accountId: s.accountId,
         requestId: 'held-job',
         input: { bytes: makeWav(0.5), contentType: 'audio/wav' },
-        options: { language: 'en', wordTimestamps: false, diarize: false, ageDetection: false, genderDetection: false, emotionDetection: false, filename: 'a.wav' },
+        options: plainOptions,
         webhookUrl: receiver.url,
         webhookExtra: {},
       });

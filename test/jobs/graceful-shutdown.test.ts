@@ -6,32 +6,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { installJobs } from '../../src/jobs/install-jobs.js';
-import type { JobLogger } from '../../src/jobs/job-events.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { openStore } from '../../src/store/database.js';
-import type { Transcribe, TranscriptionOptions } from '../../src/transcription/types.js';
+import type { Transcribe } from '../../src/transcription/types.js';
 import { startTestServer } from '../helpers/server.js';
+import { plainOptions as options, silentLog as silent, until } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
 import { makeWav, wavTranscribe } from './fixtures/wav-transcribe.js';
 
-const silent: JobLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const options: TranscriptionOptions = {
-  language: 'en',
-  wordTimestamps: false,
-  diarize: false,
-  ageDetection: false,
-  genderDetection: false,
-  emotionDetection: false,
-  filename: 'a.wav',
-};
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('graceful node shutdown', () => {
   it('gives back a running transcription, finishes a delivery in flight, then closes', async () => {

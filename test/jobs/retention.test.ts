@@ -7,23 +7,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { installJobs } from '../../src/jobs/install-jobs.js';
-import type { JobLogger } from '../../src/jobs/job-events.js';
 import type { JobService } from '../../src/jobs/job-service.js';
-import type { TranscriptionOptions } from '../../src/transcription/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { plainOptions as options, silentLog as silent, until } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
 import { makeWav, wavTranscribe } from './fixtures/wav-transcribe.js';
 
-const silent: JobLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const options: TranscriptionOptions = {
-  language: 'en',
-  wordTimestamps: false,
-  diarize: false,
-  ageDetection: false,
-  genderDetection: false,
-  emotionDetection: false,
-  filename: 'a.wav',
-};
 /** 1.5 seconds, in days. */
 const SHORT_DAYS = 1.5 / 86_400;
 
@@ -45,14 +34,6 @@ async function startWithJobs(retentionDays: number): Promise<{ t: TestServer; jo
 async function status(t: TestServer, requestId: string): Promise<{ status: number; body: any }> {
   const r = await t.api(`/api/v1/stt/jobs/${requestId}`);
   return { status: r.status, body: await r.json() };
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('retention', () => {

@@ -20,6 +20,7 @@ import { openStore, type Store } from '../../src/store/database.js';
 import { randomBase62 } from '../../src/store/ids.js';
 import { corpusFile, modelsDirWith, repoRoot } from '../helpers/models.js';
 import { skipWithoutPg, withPgSchema } from '../store/pg-schema.js';
+import { until } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
 
 const JOBS_PER_NODE = 30;
@@ -63,14 +64,6 @@ function startNode(name: string, env: NodeJS.ProcessEnv): Promise<Node> {
 function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 async function count(store: Store, query: ReturnType<typeof sql<{ n: string | number }>>): Promise<number> {

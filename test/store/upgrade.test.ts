@@ -11,14 +11,13 @@ import { describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { installJobs } from '../../src/jobs/install-jobs.js';
-import type { JobLogger } from '../../src/jobs/job-events.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { startTestServer } from '../helpers/server.js';
+import { plainOptions, silentLog as silent } from '../jobs/fixtures/job-options.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
 import { makeWav, wavTranscribe } from '../jobs/fixtures/wav-transcribe.js';
 
-const silent: JobLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 describe('upgrade from a database before 0004', () => {
   it('makes the oldest key admin, keeps one row per key, and adopts queued job audio files', async () => {
@@ -44,7 +43,7 @@ describe('upgrade from a database before 0004', () => {
     writeFileSync(path.join(dataDir, 'jobs', 'job_gone.audio.123.tmp'), 'half a file');
     await db.insertInto('jobs').values({
       id: 'job_legacy', account_id: 'acct_1', request_id: 'legacy', state: 'queued', audio_path: 'job_legacy.audio', content_type: 'audio/wav',
-      options: JSON.stringify({ language: 'en', wordTimestamps: false, diarize: false, ageDetection: false, genderDetection: false, emotionDetection: false, filename: 'old.wav' }),
+      options: JSON.stringify(plainOptions),
       webhook_url: 'http://127.0.0.1:9/replaced-below', webhook_extra: '{}', attempts: 0, run_at: t(5), created_at: t(5), updated_at: t(5),
     }).execute();
     const receiver = await startReceiver();
