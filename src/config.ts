@@ -18,7 +18,7 @@ export interface RateLimit {
 export interface Config {
   port: number;
   host: string;
-  /** SQLite file, job audio and verification caches live here. */
+  /** The SQLite file (when no databaseUrl) and caches a node can rebuild (model verification verdicts). */
   dataDir: string;
   /** Model packs: one folder per pack (see src/models/pack.ts). */
   modelsDir: string;
@@ -101,6 +101,14 @@ export interface Config {
     /** A job locked longer than this by a process that died is taken up again. */
     staleLockMs: number;
   };
+  retention: {
+    /** Finished jobs (succeeded or failed), their results and delivery attempts are deleted this many days after they finished; 0 keeps them. */
+    days: number;
+    /** Jobs deleted per transaction. */
+    batchSize: number;
+    /** How often the node holding the retention lease looks for jobs to delete. */
+    intervalMs: number;
+  };
 }
 
 export const defaultConfig: Config = {
@@ -155,6 +163,7 @@ export const defaultConfig: Config = {
     pollMs: 1_000,
     staleLockMs: 120_000,
   },
+  retention: { days: 7, batchSize: 500, intervalMs: 60_000 },
 };
 
 /** Short env names of the README, mapped onto config paths. */
@@ -249,6 +258,8 @@ function validate(config: Config, problems: string[]): void {
   if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
   if (!['by-capability', 'shared'].includes(config.inference.layout)) problems.push('inference.layout must be "by-capability" or "shared"');
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
+  if (config.retention.batchSize < 1 || !Number.isInteger(config.retention.batchSize)) problems.push('retention.batchSize must be a whole number of at least 1');
+  if (config.retention.intervalMs < 100) problems.push('retention.intervalMs must be at least 100');
 }
 
 function deepFreeze<T>(o: T): T {

@@ -39,6 +39,12 @@ export class UnauthorizedError extends ParleyError {
   }
 }
 
+/** A valid key that may not do this (a user key on an admin route). */
+export class ForbiddenError extends ParleyError {
+  readonly code = 'Forbidden';
+  readonly status = 403;
+}
+
 export class NotFoundError extends ParleyError {
   readonly code = 'NotFound';
   readonly status = 404;
@@ -117,6 +123,7 @@ export const errorClasses = [
   UnsupportedAudioError,
   AudioUrlError,
   UnauthorizedError,
+  ForbiddenError,
   NotFoundError,
   MethodNotAllowedError,
   PayloadTooLargeError,

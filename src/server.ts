@@ -1,25 +1,38 @@
 /**
  * The composition root: opens storage, builds the services and engines from the config, builds
  * the app and listens. Everything opened registers a releaser; close() releases in reverse.
+ * Background work (job runner, retention) is only registered by capabilities and started by
+ * startServer, so a CLI command that builds services never runs it.
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { ApiKeyService } from './accounts/api-keys.js';
+import { ApiKeyService, KEY_ROLES } from './accounts/api-keys.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
-import { InProcessRateLimitStore } from './http/plugins/rate-limit.js';
+import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } from './http/plugins/rate-limit.js';
 import type { ReadinessReport } from './http/routes/health.js';
 import { Releasers } from './lifecycle.js';
 import { AccountRepository } from './store/account-repository.js';
 import { ApiKeyRepository } from './store/api-key-repository.js';
 import { ClonedVoiceRepository } from './store/cloned-voice-repository.js';
 import { openStore, type Store } from './store/database.js';
+import { newNodeId } from './store/ids.js';
 import { PronunciationDictRepository } from './store/pronunciation-dict-repository.js';
+import { RateLimitRepository } from './store/rate-limit-repository.js';
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import { sql } from 'kysely';
 import { version } from './version.js';
 
+/** Work a serving node does besides answering requests; started after listen, stopped first at shutdown. */
+export interface BackgroundTask {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 export interface Services {
   config: Config;
+  /** This process's id among the nodes sharing the database (job locks, leases). */
+  nodeId: string;
   store: Store;
   accounts: AccountRepository;
   apiKeys: ApiKeyService;
@@ -31,6 +44,8 @@ export interface Services {
   readinessChecks: Map<string, () => Promise<{ ok: boolean; detail?: unknown }>>;
   speechRoutes: RouteRegistrar[];
   sttRoutes: RouteRegistrar[];
+  /** Started by startServer only; a CLI command builds what it needs and never starts these. */
+  background: BackgroundTask[];
 }
 
 /** Open storage and the account services: what both the server and the CLI need. */
@@ -41,6 +56,7 @@ export async function openServices(config: Config): Promise<Services> {
   const accounts = new AccountRepository(store.db);
   return {
     config,
+    nodeId: newNodeId(),
     store,
     accounts,
     apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts),
@@ -51,21 +67,22 @@ export async function openServices(config: Config): Promise<Services> {
     readinessChecks: new Map(),
     speechRoutes: [],
     sttRoutes: [],
+    background: [],
   };
 }
 
 /**
- * PARLEY_API_KEY is accepted (stored on first sight); with no key at all, one is created and
- * returned so the caller can print it once.
+ * PARLEY_API_KEY is accepted (stored on first sight) as an admin key; with no key at all, an admin
+ * key is created and returned so the caller can print it once.
  */
 export async function ensureFirstKey(services: Services): Promise<string | null> {
   const { apiKeys, config } = services;
   if (config.apiKey) {
-    if (!(await apiKeys.exists(config.apiKey))) await apiKeys.create({ name: 'env', presetKey: config.apiKey });
+    await apiKeys.ensureOperatorKey(config.apiKey);
     return null;
   }
   if ((await apiKeys.countActive()) > 0) return null;
-  return (await apiKeys.create({ name: 'default' })).key;
+  return (await apiKeys.create({ name: 'default', role: KEY_ROLES.admin })).key;
 }
 
 export interface RunningServer {
@@ -91,7 +108,7 @@ export async function startServer(
     if (firstKey) options.onFirstKey?.(firstKey);
     for (const install of options.capabilities ?? []) await install(services);
 
-    const rateLimitStore = new InProcessRateLimitStore();
+    const rateLimitStore = createRateLimitStore(services, (err) => app.log.error({ err }, 'rate-limit store failed; request let through'));
     services.releasers.add('rate-limit store', () => rateLimitStore.close());
 
     const app = await buildApp(
@@ -112,20 +129,47 @@ export async function startServer(
     app.addHook('onClose', async () => services.releasers.releaseAll((msg, err) => app.log.error({ err }, msg)));
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
-    const close = async () => {
-      // In-flight requests get a grace period; a stream whose client stopped reading would hold shutdown forever.
-      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
-      try {
-        await app.close();
-      } finally {
-        clearTimeout(force);
-      }
+    const started: BackgroundTask[] = [];
+    const stopBackground = async () => {
+      // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
+      for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
     };
+    try {
+      for (const task of services.background) {
+        await task.start();
+        started.push(task);
+      }
+    } catch (err) {
+      await stopBackground();
+      await app.close();
+      throw err;
+    }
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        // Background work first (readiness turns 503 as the runner stops, so a load balancer
+        // drains this node), then in-flight requests get a grace period: a stream whose client
+        // stopped reading would hold shutdown forever.
+        await stopBackground();
+        const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(force);
+        }
+      })());
     return { app, services, url, close };
   } catch (err) {
     await services.releasers.releaseAll();
     throw err;
   }
+}
+
+/** One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database. */
+function createRateLimitStore(services: Services, onError: (err: unknown) => void): RateLimitStore {
+  const { store } = services;
+  if (store.backend.singleProcess) return new InProcessRateLimitStore();
+  return new SharedRateLimitStore(new RateLimitRepository(store.db), onError);
 }
 
 async function readiness(services: Services): Promise<ReadinessReport> {

@@ -1,8 +1,10 @@
 /**
  * The `parley` command: argument parsing only; every action calls the same functions the server
- * uses. `parley serve | keys … | models … | voices …`.
+ * uses. `parley serve | keys … | models … | voices …`. Only `serve` starts background work (the
+ * job runner, retention); the others open what they need and leave a running server's jobs alone.
  */
 import { parseArgs } from 'node:util';
+import { KEY_ROLES } from '../accounts/api-keys.js';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { openServices } from '../server.js';
 import { serve } from './serve.js';
@@ -10,9 +12,11 @@ import { serve } from './serve.js';
 const usage = `Usage: parley <command>
 
   serve                              start the HTTP server (PORT, HOST, PARLEY_* env)
-  keys create [--name N] [--account ID]
-                                     create an API key (a new account unless --account); prints it once
-  keys list                          list keys (id, account, name, created, revoked)
+  keys create [--name N] [--account ID] [--admin]
+                                     create an API key (a new account unless --account); prints it once.
+                                     --admin: the key may also call /api/v1/admin/* (model reloads)
+  keys list                          list keys (id, account, name, role, prefix, created, revoked)
+  keys role <key-id> admin|user      change a key's role
   keys revoke <key-id>               revoke a key
   keys webhook-secret <key-id> [--rotate]
                                      show (or rotate) the webhook signing secret of the key's account
@@ -61,26 +65,46 @@ async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableS
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, account: { type: 'string' }, rotate: { type: 'boolean' }, json: { type: 'boolean' } },
+    options: {
+      name: { type: 'string' },
+      account: { type: 'string' },
+      admin: { type: 'boolean' },
+      rotate: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
   });
-  const [sub, id] = positionals;
+  const [sub, id, arg] = positionals;
   const services = await openServices(config);
   try {
     const { apiKeys } = services;
     switch (sub) {
       case 'create': {
-        const created = await apiKeys.create({ name: values.name, accountId: values.account });
-        if (values.json) out.write(JSON.stringify({ id: created.row.id, accountId: created.account.id, key: created.key }) + '\n');
-        else out.write(`Created key ${created.row.id} for account ${created.account.id} (${created.row.name}).\n${created.key}\nStore it now: it is not shown again.\n`);
+        const role = values.admin ? KEY_ROLES.admin : KEY_ROLES.user;
+        const created = await apiKeys.create({ name: values.name, accountId: values.account, role });
+        if (values.json) out.write(JSON.stringify({ id: created.row.id, accountId: created.account.id, role, key: created.key }) + '\n');
+        else out.write(`Created ${role} key ${created.row.id} for account ${created.account.id} (${created.row.name}).\n${created.key}\nStore it now: it is not shown again.\n`);
         return 0;
       }
       case 'list': {
         const rows = await apiKeys.list();
         if (values.json) {
-          out.write(JSON.stringify(rows.map((r) => ({ id: r.id, accountId: r.account_id, name: r.name, prefix: `sk_${r.prefix}…`, createdAt: r.created_at, revokedAt: r.revoked_at }))) + '\n');
+          out.write(
+            JSON.stringify(
+              rows.map((r) => ({ id: r.id, accountId: r.account_id, name: r.name, role: r.role, prefix: `sk_${r.prefix}…`, createdAt: r.created_at, revokedAt: r.revoked_at })),
+            ) + '\n',
+          );
         } else {
-          for (const r of rows) out.write(`${r.id}\t${r.account_id}\t${r.name}\tsk_${r.prefix}…\t${r.created_at}\t${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}\n`);
+          for (const r of rows) out.write(`${r.id}\t${r.account_id}\t${r.name}\t${r.role}\tsk_${r.prefix}…\t${r.created_at}\t${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}\n`);
         }
+        return 0;
+      }
+      case 'role': {
+        if (!id || (arg !== KEY_ROLES.admin && arg !== KEY_ROLES.user)) throw new UsageError('keys role needs a key id and admin or user');
+        if (!(await apiKeys.setRole(id, arg))) {
+          process.stderr.write(`No key ${id}\n`);
+          return 1;
+        }
+        out.write(`${id} is now ${arg}\n`);
         return 0;
       }
       case 'revoke': {

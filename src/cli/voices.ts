@@ -4,7 +4,11 @@ import type { ModelGeneration } from '../engines/types.js';
 import { openServices } from '../server.js';
 import { capabilities } from '../capabilities.js';
 
-/** `parley voices [--model M]`: the catalogue the server would offer with the installed packs. */
+/**
+ * `parley voices [--model M]`: the catalogue the server would offer with the installed packs.
+ * It builds the engines (the catalogue is theirs) but starts no background work: no job runner,
+ * so the jobs of a server running on the same database are left alone.
+ */
 export async function voicesCommand(config: Config, argv: string[], out: NodeJS.WritableStream): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { model: { type: 'string', default: 'tts-v2' }, json: { type: 'boolean' } } });
   const model = values.model as ModelGeneration;

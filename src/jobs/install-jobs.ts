@@ -1,7 +1,8 @@
 /**
- * Wire the job queue into a server: repository, audio store, webhook sender and runner; start the
- * runner; register its release, a readiness check and the jobs route. Called like a
- * CapabilityInstaller; returns the service so the transcription route can submit jobs.
+ * Wire the job queue into a server: repository, webhook sender, runner and retention; register the
+ * runner and the sweeper as background work (started only by a serving node, never by a CLI
+ * command), a readiness check and the jobs route. Called like a CapabilityInstaller; returns the
+ * service so the transcription route can submit jobs.
  */
 import path from 'node:path';
 import pino from 'pino';
@@ -9,12 +10,14 @@ import { jobRoutes } from '../http/routes/jobs.js';
 import { createAddressPolicy } from '../net/address-policy.js';
 import type { Services } from '../server.js';
 import { JobRepository } from '../store/job-repository.js';
+import { LeaseRepository } from '../store/lease-repository.js';
+import { RateLimitRepository } from '../store/rate-limit-repository.js';
 import type { Transcribe } from '../transcription/types.js';
 import { version } from '../version.js';
-import { JobAudioStore } from './job-audio-store.js';
 import { JobEvents, logJobEvents, type JobLogger } from './job-events.js';
 import { JobRunner } from './job-runner.js';
 import { JobService } from './job-service.js';
+import { RetentionSweeper } from './retention.js';
 import { WebhookSender } from './webhook-sender.js';
 
 export interface InstallJobsDeps {
@@ -31,8 +34,6 @@ export async function installJobs(services: Services, deps: InstallJobsDeps): Pr
   const clock = deps.clock ?? Date.now;
   const policy = createAddressPolicy(config.allowedPrivateHosts);
   const jobs = new JobRepository(store.db, store.backend);
-  const audio = new JobAudioStore(path.join(config.dataDir, 'jobs'));
-  await audio.open();
   const events = new JobEvents(log);
   logJobEvents(events, log);
 
@@ -40,7 +41,6 @@ export async function installJobs(services: Services, deps: InstallJobsDeps): Pr
   services.releasers.add('webhook sender', () => sender.close());
   const runner = new JobRunner({
     jobs,
-    audio,
     accounts: services.accounts,
     sender,
     transcribe: deps.transcribe,
@@ -48,14 +48,25 @@ export async function installJobs(services: Services, deps: InstallJobsDeps): Pr
     backend: store.backend,
     settings: config.webhooks,
     userAgent: `Parley-Webhooks/${version}`,
+    nodeId: services.nodeId,
+    legacyAudioDir: path.join(config.dataDir, 'jobs'),
     clock,
     ...(deps.random ? { random: deps.random } : {}),
   });
-  const service = new JobService({ jobs, audio, runner, events, policy, clock });
+  const retention = new RetentionSweeper({
+    jobs,
+    leases: new LeaseRepository(store.db, store.backend),
+    ...(store.backend.singleProcess ? {} : { buckets: new RateLimitRepository(store.db) }),
+    holder: services.nodeId,
+    settings: config.retention,
+    events,
+  });
+  const service = new JobService({ jobs, runner, events, policy });
 
-  await runner.start();
-  // Released before the sender and the database (releasers run in reverse order).
-  services.releasers.add('job runner', () => runner.stop());
+  services.background.push(
+    { name: 'job runner', start: () => runner.start(), stop: () => runner.stop() },
+    { name: 'retention', start: async () => retention.start(), stop: () => retention.stop() },
+  );
   services.readinessChecks.set('jobs', async () => ({
     ok: runner.isRunning,
     detail: { active: runner.activeCount, byState: await jobs.countByState() },

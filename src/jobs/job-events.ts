@@ -28,6 +28,8 @@ export interface JobEventMap {
   'job:failed': JobRef & { attempts: number; reason: string };
   /** Locks left by dead processes were released; those jobs are taken up again. */
   'job:recovered': { count: number };
+  /** Retention deleted finished jobs (with their results and attempts). */
+  'jobs:deleted': { count: number; olderThanDays: number };
   /** An unexpected error inside the runner (database down...); the runner carries on. */
   'job:error': { jobId?: string; error: unknown };
 }
@@ -76,5 +78,6 @@ export function logJobEvents(events: JobEvents, log: JobLogger): void {
   events.on('job:delivered', (e) => log.info(e, 'webhook delivered'));
   events.on('job:failed', (e) => log.warn(e, 'webhook delivery gave up'));
   events.on('job:recovered', (e) => log.warn(e, 'jobs of a dead process taken up again'));
+  events.on('jobs:deleted', (e) => log.info(e, 'finished jobs deleted (retention)'));
   events.on('job:error', ({ jobId, error }) => log.error({ jobId, err: error }, 'job runner error'));
 }

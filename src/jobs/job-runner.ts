@@ -1,28 +1,28 @@
 /**
  * The runner: claims due jobs up to the concurrency limit and moves each one step on —
  * transcribe a running job, or make one delivery attempt for a delivering job. All state lives in
- * the database, so a process killed at any point loses nothing: its locks are released at the next
- * start (SQLite: at once, one process per file) or when they go stale (PostgreSQL, shared by
- * several processes), and the work is done again. Deliveries are therefore at least once.
+ * the database, the job audio included, so a process killed at any point loses nothing: its locks
+ * are released at the next start (SQLite: at once, one process per file) or when they go stale
+ * (PostgreSQL, shared by several nodes), and the work is done again, by any node. Deliveries are
+ * therefore at least once. Times that nodes compare come from the database clock (db-clock.ts).
  */
-import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { InferenceUnavailableError, OverloadedError, ParleyError } from '../errors.js';
 import type { AccountRepository } from '../store/account-repository.js';
 import type { BackendProfile } from '../store/backend.js';
+import { newNodeId } from '../store/ids.js';
 import type { AttemptRecord, JobRepository, JobRow } from '../store/job-repository.js';
 import type { Transcribe, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
 import { calculateDelay } from './backoff.js';
-import type { JobAudioStore } from './job-audio-store.js';
 import type { JobEvents } from './job-events.js';
 import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from './job-states.js';
+import { adoptLegacyJobAudio } from './legacy-job-audio.js';
 import { buildWebhookPayload } from './webhook-payload.js';
 import type { WebhookSender } from './webhook-sender.js';
 import { signWebhook } from './webhook-signature.js';
 
 export interface JobRunnerDeps {
   jobs: JobRepository;
-  audio: JobAudioStore;
   accounts: AccountRepository;
   sender: WebhookSender;
   transcribe: Transcribe;
@@ -30,7 +30,11 @@ export interface JobRunnerDeps {
   backend: BackendProfile;
   settings: Config['webhooks'];
   userAgent: string;
-  /** Milliseconds since the epoch; injected so tests can move time. */
+  /** This node's id, written as `locked_by` on the jobs it holds. */
+  nodeId?: string;
+  /** Where versions before 0005 kept job audio files; moved into the database at start. */
+  legacyAudioDir?: string;
+  /** Milliseconds since the epoch, for signature timestamps and durations (never compared across nodes). */
   clock?: () => number;
   /** [0, 1): the jitter source of the backoff. */
   random?: () => number;
@@ -39,14 +43,16 @@ export interface JobRunnerDeps {
 /** Far enough in the future that every lock is older: "every lock not ours is stale". */
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
-/** How long stop() waits for work in flight before it lets go (locks are recovered at next start). */
+/** How long stop() lets deliveries in flight finish before it aborts them and lets go of their jobs. */
 const STOP_GRACE_MS = 5_000;
 
 export class JobRunner {
-  /** `<pid>-<random>`: unique per process start, readable in the table when debugging. */
-  readonly lockedBy = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  readonly lockedBy: string;
   private readonly active = new Map<string, Promise<void>>();
-  private readonly stopController = new AbortController();
+  /** Aborted when stop() begins: a transcription may take minutes, so it is given back at once. */
+  private readonly transcriptionAbort = new AbortController();
+  /** Aborted when the grace period of stop() ends: a delivery is short, so it may finish first. */
+  private readonly deliveryAbort = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -56,6 +62,7 @@ export class JobRunner {
   private readonly random: () => number;
 
   constructor(private readonly deps: JobRunnerDeps) {
+    this.lockedBy = deps.nodeId ?? newNodeId();
     this.clock = deps.clock ?? Date.now;
     this.random = deps.random ?? Math.random;
   }
@@ -71,7 +78,7 @@ export class JobRunner {
   async start(): Promise<void> {
     // SQLite allows one process per file, so every lock found at start belongs to a dead process.
     await this.recoverStale(this.deps.backend.singleProcess ? END_OF_TIME : undefined);
-    await this.sweepAudio();
+    if (this.deps.legacyAudioDir) await adoptLegacyJobAudio(this.deps.jobs, this.deps.legacyAudioDir);
     this.running = true;
     const beat = Math.max(50, Math.floor(this.deps.settings.staleLockMs / 3));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), beat);
@@ -79,26 +86,31 @@ export class JobRunner {
     this.loopDone = this.loop();
   }
 
-  /** Stop claiming, abort work in flight (it is released, not failed) and wait for it briefly. */
+  /**
+   * Graceful stop: claim nothing more; give running transcriptions back to the queue at once; let
+   * deliveries in flight finish and be recorded for up to STOP_GRACE_MS, then abort them (given
+   * back too); finally release any lock still held, so other nodes take those jobs now rather
+   * than when the lock goes stale.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.stopController.abort();
+    this.transcriptionAbort.abort();
     this.wake();
+    await settleWithin([this.loopDone, ...this.active.values()], STOP_GRACE_MS);
+    this.deliveryAbort.abort();
+    await settleWithin([...this.active.values()], 1_000);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)));
-    await Promise.race([Promise.allSettled([this.loopDone, ...this.active.values()]), grace]);
-    clearTimeout(timer);
+    try {
+      await this.deps.jobs.releaseAll(this.lockedBy);
+    } catch (error) {
+      this.deps.events.emit('job:error', { error });
+    }
   }
 
   /** Look for work now (a job was submitted or a slot freed up). */
   wake(): void {
     this.wakeUp?.();
-  }
-
-  private now(): string {
-    return new Date(this.clock()).toISOString();
   }
 
   private async loop(): Promise<void> {
@@ -107,12 +119,11 @@ export class JobRunner {
       try {
         if (this.clock() - this.lastRecovery >= settings.staleLockMs / 2) await this.recoverStale();
         const free = settings.concurrency - this.active.size;
-        const claimed = free > 0 ? await jobs.claim({ lockedBy: this.lockedBy, limit: free, now: this.now() }) : [];
+        const claimed = free > 0 ? await jobs.claim({ lockedBy: this.lockedBy, limit: free }) : [];
         for (const job of claimed) this.track(job);
         if (claimed.length > 0 && claimed.length === free) continue;
         // Sleep until the next retry is due, a poll interval passes, or someone wakes us.
-        const next = free > claimed.length ? await jobs.nextRunAt() : null;
-        const untilNext = next ? Date.parse(next) - this.clock() : Infinity;
+        const untilNext = (free > claimed.length ? await jobs.msUntilNextRun() : null) ?? Infinity;
         await this.sleep(Math.max(5, Math.min(settings.pollMs, untilNext)));
       } catch (error) {
         if (!this.running) break;
@@ -147,35 +158,22 @@ export class JobRunner {
   }
 
   private async recoverStale(staleBefore?: string): Promise<void> {
+    const { jobs, settings } = this.deps;
     this.lastRecovery = this.clock();
-    const count = await this.deps.jobs.recoverStale({
-      staleBefore: staleBefore ?? new Date(this.clock() - this.deps.settings.staleLockMs).toISOString(),
-      exceptLockedBy: this.lockedBy,
-      now: this.now(),
-    });
+    const count = await jobs.recoverStale({ staleBefore: staleBefore ?? jobs.clock.offset(-settings.staleLockMs), exceptLockedBy: this.lockedBy });
     if (count > 0) this.deps.events.emit('job:recovered', { count });
   }
 
   private async heartbeat(): Promise<void> {
     try {
-      await this.deps.jobs.heartbeat(this.lockedBy, [...this.active.keys()], this.now());
+      await this.deps.jobs.heartbeat(this.lockedBy, [...this.active.keys()]);
     } catch (error) {
       this.deps.events.emit('job:error', { error });
     }
   }
 
-  /** Remove audio files no job points to: left by a crash between storing an outcome and deleting. */
-  private async sweepAudio(): Promise<void> {
-    const referenced = await this.deps.jobs.referencedAudio();
-    const files = await this.deps.audio.list();
-    // With one process per database nothing else can be submitting now; with several sharing it,
-    // a file younger than a minute may be a submit in progress whose row is not written yet.
-    const minAgeMs = this.deps.backend.singleProcess ? 0 : 60_000;
-    for (const f of files) if (!referenced.has(f)) await this.deps.audio.removeIfOlderThan(f, minAgeMs, this.clock());
-  }
-
   private async runTranscription(job: JobRow): Promise<void> {
-    const { jobs, audio, events } = this.deps;
+    const { jobs, events } = this.deps;
     const ref = { jobId: job.id, requestId: job.request_id };
     events.emit('job:start', ref);
     let outcome: { outcome: JobOutcome; result: string | null; error: string | null };
@@ -187,17 +185,17 @@ export class JobRunner {
       return;
     }
     try {
-      if (!job.audio_path) throw new Error('the job has no stored audio');
-      const bytes = await audio.read(job.audio_path);
+      const bytes = await jobs.readAudio(job.id);
+      if (!bytes) throw new Error('the job has no stored audio');
       const options = JSON.parse(job.options) as TranscriptionOptions;
       const result = await this.deps.transcribe({ bytes, contentType: job.content_type }, options, {
         requestId: job.request_id,
-        signal: this.stopController.signal,
+        signal: this.transcriptionAbort.signal,
       });
       outcome = { outcome: JOB_OUTCOMES.success, result: JSON.stringify(result), error: null };
     } catch (err) {
-      if (this.stopController.signal.aborted) {
-        await jobs.release(job.id, this.lockedBy, this.now(), this.now());
+      if (this.transcriptionAbort.signal.aborted) {
+        await jobs.release(job.id, this.lockedBy);
         events.emit('job:requeued', { ...ref, reason: 'shutting down' });
         return;
       }
@@ -205,8 +203,7 @@ export class JobRunner {
         // The process working on it died or had to be killed: maybe this input's fault, maybe a
         // neighbour's. Taken up again, up to the limit; a poison input then fails for good.
         if (job.runs < maxCrashes) {
-          const runAt = new Date(this.clock() + 1000 * (err.retryAfterSeconds ?? 1)).toISOString();
-          await jobs.release(job.id, this.lockedBy, runAt, this.now(), { crashed: true });
+          await jobs.release(job.id, this.lockedBy, jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1)), undefined, { crashed: true });
           events.emit('job:requeued', { ...ref, reason: `inference process died (run ${job.runs} of ${maxCrashes})` });
           return;
         }
@@ -219,8 +216,7 @@ export class JobRunner {
         return;
       }
       if (err instanceof OverloadedError) {
-        const runAt = new Date(this.clock() + 1000 * (err.retryAfterSeconds ?? 1)).toISOString();
-        await jobs.release(job.id, this.lockedBy, runAt, this.now());
+        await jobs.release(job.id, this.lockedBy, jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1)));
         events.emit('job:requeued', { ...ref, reason: 'transcription workers busy' });
         return;
       }
@@ -234,10 +230,8 @@ export class JobRunner {
   }
 
   private async finishTranscription(job: JobRow, outcome: { outcome: JobOutcome; result: string | null; error: string | null }): Promise<void> {
-    const { jobs, audio, events } = this.deps;
-    if (!(await jobs.completeTranscription(job.id, this.lockedBy, outcome, this.now()))) return;
-    if (job.audio_path) await audio.remove(job.audio_path);
-    events.emit('job:transcribed', { jobId: job.id, requestId: job.request_id, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
+    if (!(await this.deps.jobs.completeTranscription(job.id, this.lockedBy, outcome))) return;
+    this.deps.events.emit('job:transcribed', { jobId: job.id, requestId: job.request_id, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
   }
 
   private async runDelivery(job: JobRow): Promise<void> {
@@ -254,7 +248,8 @@ export class JobRunner {
         extra: JSON.parse(job.webhook_extra) as Record<string, string>,
       }),
     );
-    const attemptedAt = this.now();
+    // The claim stamped locked_at with the database clock just before this attempt.
+    const attemptedAt = job.locked_at ?? jobs.clock.now();
     const headers = {
       'content-type': 'application/json',
       'user-agent': this.deps.userAgent,
@@ -262,10 +257,10 @@ export class JobRunner {
       'x-webhook-attempt': String(attempt),
       'x-webhook-signature': signWebhook(account?.webhook_secret ?? '', body, this.clock() / 1000),
     };
-    const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.stopController.signal);
+    const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.deliveryAbort.signal);
     if (sent.verdict === 'aborted') {
-      // Possibly received, not recorded: the next start sends it again (at least once).
-      await jobs.release(job.id, this.lockedBy, this.now(), this.now());
+      // Possibly received, not recorded: it is sent again, by this node or another (at least once).
+      await jobs.release(job.id, this.lockedBy);
       return;
     }
     const record: AttemptRecord = { attempt, attemptedAt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
@@ -279,11 +274,18 @@ export class JobRunner {
     // "10 retries after the first attempt": attempt numbers 1..retries+1.
     if (sent.verdict === 'retry' && attempt <= settings.retries) {
       const delayMs = calculateDelay(attempt, settings.backoffBaseMs, settings.backoffCapMs, this.random);
-      const runAt = new Date(this.clock() + delayMs).toISOString();
-      if (await jobs.reschedule(job.id, this.lockedBy, record, runAt)) events.emit('job:retry', { ...ref, attempt, delayMs, error: sent.error ?? '' });
+      if (await jobs.reschedule(job.id, this.lockedBy, record, jobs.clock.offset(delayMs))) events.emit('job:retry', { ...ref, attempt, delayMs, error: sent.error ?? '' });
       return;
     }
     const reason = sent.verdict === 'retry' ? `gave up after ${attempt} attempts: ${sent.error}` : (sent.error ?? 'delivery refused');
     if (await jobs.giveUp(job.id, this.lockedBy, record, reason)) events.emit('job:failed', { ...ref, attempts: attempt, reason });
   }
+}
+
+/** Wait until every promise has settled or `ms` have passed, whichever comes first. */
+async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  await Promise.race([Promise.allSettled(work), grace]);
+  clearTimeout(timer);
 }

@@ -4,10 +4,9 @@
  */
 import { InvalidRequestError } from '../errors.js';
 import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';
-import { newId, nowIso } from '../store/ids.js';
+import { newId } from '../store/ids.js';
 import { DuplicateJobError, type JobRepository } from '../store/job-repository.js';
 import type { AudioInput, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
-import type { JobAudioStore } from './job-audio-store.js';
 import type { JobEvents } from './job-events.js';
 import type { JobRunner } from './job-runner.js';
 import { JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
@@ -56,11 +55,9 @@ export class JobService {
   constructor(
     private readonly deps: {
       jobs: JobRepository;
-      audio: JobAudioStore;
       runner: JobRunner;
       events: JobEvents;
       policy: AddressPolicy;
-      clock: () => number;
     },
   ) {}
 
@@ -68,28 +65,25 @@ export class JobService {
     return this.deps.events;
   }
 
-  /** Validate, store the audio, write the queued job. Throws InvalidRequestError for a bad webhook URL or extra key. */
+  /** Validate, then write the queued job with its audio. Throws InvalidRequestError for a bad webhook URL or extra key. */
   async submit(job: SubmitJob): Promise<{ jobId: string; requestId: string }> {
     this.checkWebhookUrl(job.webhookUrl);
     for (const key of Object.keys(job.webhookExtra))
       if (reserved.has(key)) throw new InvalidRequestError(`webhook_extra key "${key}" collides with a result field`);
 
     const jobId = newId('job', 16);
-    const audioPath = await this.deps.audio.save(jobId, job.input.bytes);
     try {
       await this.deps.jobs.submit({
         id: jobId,
         accountId: job.accountId,
         requestId: job.requestId,
-        audioPath,
+        audio: job.input.bytes,
         contentType: job.input.contentType,
         options: JSON.stringify(job.options),
         webhookUrl: job.webhookUrl,
         webhookExtra: JSON.stringify(job.webhookExtra),
-        now: nowIso(this.deps.clock),
       });
     } catch (err) {
-      await this.deps.audio.remove(audioPath);
       if (err instanceof DuplicateJobError) throw new InvalidRequestError(`A job with request_id ${job.requestId} already exists`);
       throw err;
     }

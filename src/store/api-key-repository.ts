@@ -38,6 +38,11 @@ export class ApiKeyRepository {
     return Number(r.n);
   }
 
+  async setRole(id: string, role: string): Promise<boolean> {
+    const r = await this.db.updateTable('api_keys').set({ role }).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   /** True when a key was active and is now revoked. */
   async revoke(id: string): Promise<boolean> {
     const r = await this.db

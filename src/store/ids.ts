@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -20,4 +21,9 @@ export function newId(prefix: string, length = 16): string {
 
 export function nowIso(clock: () => number = Date.now): string {
   return new Date(clock()).toISOString();
+}
+
+/** `<host>-<pid>-<random>`: unique per process start, readable in the tables (locks, leases) when debugging. */
+export function newNodeId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }

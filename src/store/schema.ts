@@ -22,6 +22,8 @@ export interface ApiKeyTable {
   hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** admin | user (KEY_ROLES): only admin keys may call /api/v1/admin/*. */
+  role: string;
 }
 
 export interface ClonedVoiceTable {
@@ -59,7 +61,10 @@ export interface JobTable {
   request_id: string;
   /** queued | running | delivering | succeeded | failed (JOB_STATES). */
   state: string;
-  /** File name of the stored audio under `<dataDir>/jobs/`; null once transcription has ended. */
+  /**
+   * Versions before 0005 stored job audio as a file under `<dataDir>/jobs/`; such a file is moved
+   * into job_audio when a server starts. Always null for jobs stored since.
+   */
   audio_path: string | null;
   content_type: string;
   /** JSON TranscriptionOptions. */
@@ -107,6 +112,32 @@ export interface JobAttemptTable {
   duration_ms: number;
 }
 
+/** The audio of a job waiting for transcription, in chunks; deleted when transcription ends. */
+export interface JobAudioTable {
+  job_id: string;
+  /** 0-based chunk number. */
+  seq: number;
+  bytes: Uint8Array;
+}
+
+/** A cluster-wide task is done by the node holding its lease (retention); expired leases are free. */
+export interface LeaseTable {
+  name: string;
+  /** The holding node's id. */
+  holder: string;
+  /** Database-clock time after which another node may take the lease. */
+  expires_at: string;
+}
+
+/** PostgreSQL rate limits: one token bucket per account and route family, shared by every node. */
+export interface RateLimitBucketTable {
+  /** `<family>:<account id>`. */
+  key: string;
+  tokens: number;
+  /** Database-clock milliseconds since the epoch of the last change. */
+  updated_ms: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -114,6 +145,9 @@ export interface Database {
   pronunciation_dicts: PronunciationDictTable;
   jobs: JobTable;
   job_attempts: JobAttemptTable;
+  job_audio: JobAudioTable;
+  leases: LeaseTable;
+  rate_limit_buckets: RateLimitBucketTable;
 }
 
 export type { Generated };

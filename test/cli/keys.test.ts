@@ -44,6 +44,31 @@ describe('parley keys (CLI)', () => {
     await assert.rejects(parley(['keys', 'revoke', created.id], env), /No active key/);
   });
 
+  it('makes admin keys with --admin, user keys without, lists roles and changes them', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
+    const env = { PARLEY_DATA_DIR: dataDir, DATABASE_URL: '' };
+    const admin = JSON.parse((await parley(['keys', 'create', '--name', 'ops', '--admin', '--json'], env)).stdout);
+    const user = JSON.parse((await parley(['keys', 'create', '--name', 'app', '--json'], env)).stdout);
+    assert.equal(admin.role, 'admin');
+    assert.equal(user.role, 'user');
+    const text = (await parley(['keys', 'list'], env)).stdout;
+    assert.match(text, new RegExp(`^${admin.id}\t${admin.accountId}\tops\tadmin\tsk_`, 'm'));
+    assert.match(text, new RegExp(`^${user.id}\t${user.accountId}\tapp\tuser\tsk_`, 'm'));
+
+    // What the server's auth hook gets for each key (admin routes: test/http/admin-roles.test.ts).
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false });
+    try {
+      const role = async (key: string) => (await server.services.apiKeys.authenticate(key))?.role;
+      assert.equal(await role(admin.key), 'admin');
+      assert.equal(await role(user.key), 'user');
+      assert.equal((await parley(['keys', 'role', user.id, 'admin'], env)).stdout, `${user.id} is now admin\n`);
+      assert.equal(await role(user.key), 'admin');
+    } finally {
+      await server.close();
+    }
+    await assert.rejects(parley(['keys', 'role', user.id, 'root'], env), /keys role needs a key id and admin or user/);
+  });
+
   it('creates and prints a first key on first start, and accepts PARLEY_API_KEY', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
     let printed = '';
@@ -52,6 +77,7 @@ describe('parley keys (CLI)', () => {
       assert.match(printed, /^sk_/);
       const r = await fetch(`${first.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${printed}` } });
       assert.equal(r.status, 200);
+      assert.equal((await first.services.apiKeys.authenticate(printed))?.role, 'admin', 'the printed key is an admin key');
     } finally {
       await first.close();
     }
@@ -61,12 +87,24 @@ describe('parley keys (CLI)', () => {
     assert.equal(printedAgain, '', 'a key is printed only on the first start');
 
     const envKey = 'sk_' + 'E'.repeat(36);
-    const withEnv = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: mkdtempSync(path.join(tmpdir(), 'parley-cli-')) }), { logger: false });
+    const envDataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
+    const withEnv = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false });
     try {
       const r = await fetch(`${withEnv.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${envKey}` } });
       assert.equal(r.status, 200);
+      assert.equal((await withEnv.services.apiKeys.authenticate(envKey))?.role, 'admin', 'PARLEY_API_KEY is an admin key');
+      // Stored as a user key by someone (keys role), it is made admin again at the next start.
+      const { keyId } = (await withEnv.services.apiKeys.authenticate(envKey))!;
+      await withEnv.services.apiKeys.setRole(keyId, 'user');
     } finally {
       await withEnv.close();
+    }
+    const again = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false });
+    try {
+      assert.equal((await again.services.apiKeys.authenticate(envKey))?.role, 'admin');
+      assert.equal((await again.services.apiKeys.list()).length, 1, 'stored once');
+    } finally {
+      await again.close();
     }
   });
 });

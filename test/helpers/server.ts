@@ -5,6 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { KEY_ROLES } from '../../src/accounts/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type CapabilityInstaller, type RunningServer } from '../../src/server.js';
 
@@ -34,7 +35,8 @@ export async function startTestServer(
     ...(options.config as object),
   });
   const server = await startServer(config, { logger: false, capabilities: options.capabilities ?? [] });
-  const created = await server.services.apiKeys.create({ name: 'test' });
+  // The operator's key, as the first key a real server prints: an admin key.
+  const created = await server.services.apiKeys.create({ name: 'test', role: KEY_ROLES.admin });
   const api = (pathname: string, init: RequestInit & { json?: unknown } = {}) => {
     const headers = new Headers(init.headers);
     if (!headers.has('authorization')) headers.set('authorization', `Bearer ${created.key}`);

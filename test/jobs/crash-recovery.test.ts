@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
 import { randomBase62 } from '../../src/store/ids.js';
 import { startReceiver } from './fixtures/receiver.js';
 
@@ -122,7 +123,13 @@ describe('crash recovery', () => {
           const job = (await res.json()) as { state: string };
           assert.equal(job.state, 'succeeded', id);
         }
-        assert.deepEqual(readdirSync(path.join(dataDir, 'jobs')).filter((f) => f.endsWith('.audio')), [], 'no audio left behind');
+        assert.equal(existsSync(path.join(dataDir, 'jobs')), false, 'job audio never touches the data dir');
+        const db = new SqliteDatabase(path.join(dataDir, 'parley.db'), { readonly: true });
+        try {
+          assert.deepEqual(db.prepare('select count(*) as n from job_audio').get(), { n: 0 }, 'no audio left behind');
+        } finally {
+          db.close();
+        }
 
         const exitCode = await new Promise<number | null>((resolve) => {
           child.once('exit', (code) => resolve(code));

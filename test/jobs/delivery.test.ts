@@ -15,18 +15,10 @@ import type { TranscriptionOptions } from '../../src/transcription/types.js';
 import { version } from '../../src/version.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { makeWav, wavTranscribe } from './fixtures/wav-transcribe.js';
+import { plainOptions, silentLog as silent } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
 
-const silent: JobLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const options: TranscriptionOptions = {
-  language: 'en',
-  wordTimestamps: false,
-  diarize: false,
-  ageDetection: false,
-  genderDetection: false,
-  emotionDetection: false,
-  filename: 'call.wav',
-};
+const options: TranscriptionOptions = { ...plainOptions, filename: 'call.wav' };
 const fastWebhooks = { backoffBaseMs: 5, backoffCapMs: 40, timeoutMs: 400, pollMs: 20, concurrency: 2 };
 
 async function startWithJobs(config: object = {}): Promise<{ t: TestServer; jobs: JobService; errors: unknown[]; logged: string[] }> {

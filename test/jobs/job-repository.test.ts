@@ -44,7 +44,7 @@ async function seed(store: Store, count: number): Promise<{ accountId: string; i
       id,
       accountId: account.id,
       requestId: `req-${id}`,
-      audioPath: `${id}.audio`,
+      audio: new Uint8Array([i % 256, 1, 2, 3]),
       contentType: 'audio/wav',
       options: '{}',
       webhookUrl: 'http://127.0.0.1:9/hook',
@@ -82,7 +82,9 @@ async function exercise(storeA: Store, storeB: Store): Promise<void> {
   // worker-a comes back and tries to finish a job it no longer owns: refused.
   const stolen = ofA[0]!;
   assert.equal(await a.completeTranscription(stolen, 'worker-a', { outcome: 'success', result: '{}', error: null }, at(62_000)), false);
+  assert.deepEqual(new Uint8Array((await b.readAudio(stolen))!), new Uint8Array([ids.indexOf(stolen) % 256, 1, 2, 3]), 'the audio stays while transcription has not ended');
   assert.equal(await b.completeTranscription(stolen, 'worker-b2', { outcome: 'success', result: '{}', error: null }, at(62_000)), true);
+  assert.equal(await b.readAudio(stolen), null, 'the audio is deleted when transcription ends');
 
   // Delivery: claimed as delivering, an attempt recorded with the reschedule, then acknowledged.
   const [delivering] = await a.claim({ lockedBy: 'worker-d', limit: 1, now: at(62_000) });
@@ -94,7 +96,7 @@ async function exercise(storeA: Store, storeB: Store): Promise<void> {
   const [retry] = await a.claim({ lockedBy: 'worker-d', limit: 1, now: at(70_000) });
   assert.equal(retry?.attempts, 1);
   const attempt2 = { attempt: 2, attemptedAt: at(70_001), statusCode: 200, error: null, durationMs: 2 };
-  assert.equal(await a.acknowledge(stolen, 'worker-d', attempt2, 'succeeded'), true);
+  assert.equal(await a.acknowledge(stolen, 'worker-d', attempt2, 'succeeded', at(70_003)), true);
   const found = await a.findForAccount(delivering!.account_id, delivering!.request_id);
   assert.equal(found?.job.state, 'succeeded');
   assert.equal(found?.job.audio_path, null);

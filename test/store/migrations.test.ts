@@ -20,7 +20,7 @@ async function exerciseStore(store: Store): Promise<void> {
 
   const keys = new ApiKeyService(new ApiKeyRepository(store.db), new AccountRepository(store.db));
   const created = await keys.create({ name: 'migration-test' });
-  assert.equal(await keys.authenticate(created.key), created.account.id);
+  assert.equal((await keys.authenticate(created.key))?.accountId, created.account.id);
   assert.equal(await keys.authenticate(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), null);
   const dicts = new PronunciationDictRepository(store.db);
   const d = await dicts.create(created.account.id, [{ word: 'a', pronunciation: 'b' }]);

@@ -22,6 +22,7 @@ export type RouteFamily = 'speech' | 'stt';
 const speechErrorTypes: Record<number, string> = {
   400: 'InvalidRequest',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
   413: 'PayloadTooLarge',

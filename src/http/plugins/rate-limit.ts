@@ -1,7 +1,7 @@
 /**
  * Per-account token buckets, one per route family (synthesis, transcription, management).
- * The store is a small contract so that a shared store (database, Redis) can replace the
- * in-process one when several nodes serve one account.
+ * The store is a small contract: in process for one node (SQLite), in the database when several
+ * nodes serve one account (PostgreSQL).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit } from '../../config.js';
@@ -11,8 +11,9 @@ export interface RateLimitStore {
   /**
    * Take one token from bucket `key` (capacity `burst`, refilled at `perMinute`/60 per second).
    * Returns 0 when a token was taken, else the seconds until one is available. Never throws.
+   * `now` is this node's clock; a shared store uses the database clock instead.
    */
-  take(key: string, limit: RateLimit, now: number): number;
+  take(key: string, limit: RateLimit, now: number): number | Promise<number>;
   close(): void;
 }
 
@@ -54,11 +55,36 @@ export class InProcessRateLimitStore implements RateLimitStore {
   }
 }
 
+/**
+ * The buckets of every node in one database table (RateLimitRepository): an account's limit holds
+ * across the cluster. When the database cannot answer, the request is let through and the error
+ * reported: the limit protects capacity, and refusing all traffic for a database hiccup would not.
+ */
+export class SharedRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly buckets: { take(key: string, burst: number, perMinute: number): Promise<number> },
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  async take(key: string, limit: RateLimit): Promise<number> {
+    // A bucket of size 0 never holds a token, as in the in-process store.
+    if (limit.burst < 1) return 60 / limit.perMinute;
+    try {
+      return await this.buckets.take(key, limit.burst, limit.perMinute);
+    } catch (err) {
+      this.onError(err);
+      return 0;
+    }
+  }
+
+  close(): void {}
+}
+
 /** onRequest hook (after auth): one token per request from the account's bucket of `family`. */
 export function rateLimit(store: RateLimitStore, family: string, limit: RateLimit, clock: () => number = Date.now) {
   return async function limitRequests(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     if (limit.perMinute <= 0) return;
-    const wait = store.take(`${family}:${request.accountId}`, limit, clock());
+    const wait = await store.take(`${family}:${request.accountId}`, limit, clock());
     if (wait > 0) throw new RateLimitedError(wait);
   };
 }

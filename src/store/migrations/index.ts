@@ -6,9 +6,13 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001-accounts-keys-voices-dicts.js';
 import * as m0002 from './0002-jobs.js';
 import * as m0003 from './0003-job-runs.js';
+import * as m0004 from './0004-key-roles.js';
+import * as m0005 from './0005-shared-node-state.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts-keys-voices-dicts': m0001,
   '0002-jobs': m0002,
   '0003-job-runs': m0003,
+  '0004-key-roles': m0004,
+  '0005-shared-node-state': m0005,
 };
