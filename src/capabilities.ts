@@ -51,12 +51,18 @@ async function installSpeech(services: Services): Promise<void> {
   await models.reload();
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
 
-  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dicts });
+  const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
+  const synthesis = new SynthesisService({
+    voices: services.voices,
+    dicts: services.dicts,
+    limits: { maxPreparedTextChars, maxOutputSeconds, dictCacheEntries: config.synthesis.dictCacheEntries },
+  });
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,
       maxTextChars: config.limits.maxTextChars,
       jsonChunks: config.synthesis.jsonChunks,
+      writeStallTimeoutMs: config.http.writeStallTimeoutMs,
       successorDocsUrl: config.publicDocsUrl,
     }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),

@@ -43,7 +43,10 @@ export async function openServices(config: Config): Promise<Services> {
     config,
     store,
     accounts,
-    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts),
+    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts, {
+      cacheTtlMs: config.auth.keyCacheTtlMs,
+      cacheMaxEntries: config.auth.keyCacheMaxEntries,
+    }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts: new PronunciationDictRepository(store.db),
     voices: new VoiceRegistry(),

@@ -11,9 +11,10 @@ import type { Config } from '../config.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
-import { bearerAuth } from './plugins/auth.js';
+import { bearerAccount, bearerAuth } from './plugins/auth.js';
+import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, useErrorMapping } from './plugins/error-mapping.js';
-import { rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
@@ -54,7 +55,9 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
     forceCloseConnections: 'idle',
+    ...httpServerOptions(config.http),
   });
+  enforceConnectionLimits(app, config.http);
 
   const knownRoutes = new KnownRoutes();
   app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));
@@ -76,9 +79,16 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   useErrorMapping(app, 'speech', knownRoutes);
-  await app.register(healthRoutes(deps.readiness));
 
-  const authenticate = bearerAuth(deps.apiKeys);
+  // In-process on purpose: it guards the database, so it must not cost a database query itself.
+  const addressBuckets = new InProcessRateLimitStore();
+  app.addHook('onClose', async () => addressBuckets.close());
+  const accountOf = bearerAccount(deps.apiKeys, { store: addressBuckets, limit: config.rateLimits.unauthenticated });
+  const authenticate = bearerAuth(accountOf);
+  await app.register(
+    healthRoutes(deps.readiness, { isAuthenticated: async (request) => (await accountOf(request).catch(() => null)) !== null }),
+  );
+
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
@@ -89,7 +99,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       speech.addHook('onRequest', authenticate);
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       await speech.register(voiceRoutes(deps));
-      await speech.register(pronunciationDictRoutes(deps));
+      await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, limits: config.limits }));
       for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },

@@ -38,6 +38,12 @@ const WAITING: JobState[] = [JOB_STATES.queued, JOB_STATES.delivering];
 /** Thrown by submit when the account already has a job with this request id. */
 export class DuplicateJobError extends Error {}
 
+/** A unique-constraint violation: SQLite (better-sqlite3) or PostgreSQL (SQLSTATE 23505). */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
 export class JobRepository {
   constructor(
     private readonly db: Kysely<Database>,
@@ -53,6 +59,7 @@ export class JobRepository {
       .where('request_id', '=', job.requestId)
       .executeTakeFirst();
     if (exists) throw new DuplicateJobError(`a job with request id ${job.requestId} exists`);
+    // Two submissions may both pass the check above; the unique (account_id, request_id) decides.
     await this.db
       .insertInto('jobs')
       .values({
@@ -77,7 +84,10 @@ export class JobRepository {
         updated_at: job.now,
         finished_at: null,
       })
-      .execute();
+      .execute()
+      .catch((err: unknown) => {
+        throw isUniqueViolation(err) ? new DuplicateJobError(`a job with request id ${job.requestId} exists`) : err;
+      });
   }
 
   /**

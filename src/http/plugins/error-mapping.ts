@@ -24,6 +24,8 @@ const speechErrorTypes: Record<number, string> = {
   401: 'Unauthorized',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'RequestTimeout',
+  409: 'Conflict',
   413: 'PayloadTooLarge',
   429: 'TooManyRequests',
   500: 'InternalServerError',

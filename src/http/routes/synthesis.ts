@@ -9,6 +9,7 @@ import { AbortedError, ParleyError } from '../../errors.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { speechErrors } from '../schemas/common.js';
 import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
+import { wireBody } from '../plugins/error-mapping.js';
 import { SseStream } from '../plugins/sse.js';
 
 export interface SynthesisRouteOptions {
@@ -16,6 +17,8 @@ export interface SynthesisRouteOptions {
   maxTextChars: number;
   /** Newer wire format: chunk data as JSON {"audio","done"}. */
   jsonChunks: boolean;
+  /** A stream whose client has not taken a write for this long is closed (config.http). */
+  writeStallTimeoutMs?: number;
   /** Where tts-large's Deprecation Link header points (the tts-v2 docs). */
   successorDocsUrl: string;
 }
@@ -43,7 +46,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(model: ModelGeneration, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const prepared = await synthesis.prepare(toRequest(model, request.body as SpeechBody, request.accountId));
-    const sse = new SseStream(reply);
+    const sse = new SseStream(reply, options.writeStallTimeoutMs);
     const stats: SynthesisStats = { samples: 0 };
     const bytes = synthesis.encodedStream(prepared, sse.abort.signal, stats);
     // The first audio is made before the headers go out, so a failure there is still a plain 500.
@@ -86,11 +89,14 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       if (err instanceof AbortedError || sse.isClosed) {
         request.log.info({ chunks }, 'client went away: synthesis stopped');
       } else {
-        request.log.error({ err }, 'synthesis failed after the stream began');
-        const message = err instanceof ParleyError && err.status < 500 ? err.message : 'Synthesis failed';
+        // A client's error (a limit passed) keeps the body it would have had before the stream began.
+        const clientError = err instanceof ParleyError && err.status < 500;
+        if (clientError) request.log.info({ reason: err.message }, 'synthesis stopped after the stream began');
+        else request.log.error({ err }, 'synthesis failed after the stream began');
+        const body = clientError ? wireBody(err, 'speech', request.id).body : { error: 'InternalServerError', message: 'Synthesis failed' };
         await sse.send([
           ['event', 'error'],
-          ['data', JSON.stringify({ error: 'InternalServerError', message })],
+          ['data', JSON.stringify(body)],
         ]);
       }
     } finally {
