@@ -13,13 +13,16 @@ import type { PronunciationDictRepository } from '../store/pronunciation-dict-re
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 import { bearerAccount, bearerAuth } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
-import { KnownRoutes, useErrorMapping } from './plugins/error-mapping.js';
+import { InvalidRequestError } from '../errors.js';
+import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
+
+const MAX_PATH_PARAM_CHARS = 1024;
 
 /** A function that adds routes to a family plugin; capabilities contribute these. */
 export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
@@ -56,6 +59,15 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
     forceCloseConnections: 'idle',
     ...httpServerOptions(config.http),
+    // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
+    maxParamLength: MAX_PATH_PARAM_CHARS,
+    // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      const message =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `A path segment is longer than ${MAX_PATH_PARAM_CHARS} characters` : 'The URL is not valid';
+      return sendError(request, reply, new InvalidRequestError(message), request.url.startsWith('/api/v1/stt/') ? 'stt' : 'speech');
+    },
   });
   enforceConnectionLimits(app, config.http);
 

@@ -64,7 +64,7 @@ describe('per-address limit on unauthenticated requests', () => {
 
   it('requests without a key or with a malformed one take tokens too, without any lookup', async () => {
     lookups = 0;
-    const headers = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer not-a-key' }, {}];
+    const headers: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer not-a-key' }, {}];
     const statuses = [];
     for (const h of headers) statuses.push((await fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers: h })).status);
     assert.deepEqual(statuses, [401, 401, 401, 429]);
