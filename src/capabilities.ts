@@ -52,11 +52,7 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
 
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
-  const synthesis = new SynthesisService({
-    voices: services.voices,
-    dicts: services.dicts,
-    limits: { maxPreparedTextChars, maxOutputSeconds, dictCacheEntries: config.synthesis.dictCacheEntries },
-  });
+  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dictCache, limits: { maxPreparedTextChars, maxOutputSeconds } });
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,

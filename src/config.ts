@@ -93,7 +93,7 @@ export interface Config {
     espeakDataDir: string;
     /** Neural TTS threads per loaded voice. */
     numThreads: number;
-    /** Pronunciation dictionary entries kept compiled in memory (least recently used go first). */
+    /** Pronunciation dictionary entries kept compiled in memory, about 325 bytes each (least recently used go first). */
     dictCacheEntries: number;
   };
   transcription: {
@@ -161,7 +161,7 @@ export const defaultConfig: Config = {
     espeakWorkers: 1,
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
-    dictCacheEntries: 200_000,
+    dictCacheEntries: 50_000,
   },
   transcription: {
     workers: 2,

@@ -14,6 +14,7 @@ import { ApiKeyRepository } from './store/api-key-repository.js';
 import { ClonedVoiceRepository } from './store/cloned-voice-repository.js';
 import { openStore, type Store } from './store/database.js';
 import { PronunciationDictRepository } from './store/pronunciation-dict-repository.js';
+import { PronunciationDictCache } from './synthesis/pronunciation-dict-cache.js';
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import { sql } from 'kysely';
 import { version } from './version.js';
@@ -25,6 +26,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   clonedVoices: ClonedVoiceRepository;
   dicts: PronunciationDictRepository;
+  /** Compiled dictionaries, shared by the dictionary routes (which fill it) and synthesis (which reads it). */
+  dictCache: PronunciationDictCache;
   voices: VoiceRegistry;
   releasers: Releasers;
   /** Named readiness checks contributed by capabilities (engines, packs, job runner). */
@@ -39,6 +42,7 @@ export async function openServices(config: Config): Promise<Services> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   releasers.add('database', () => store.close());
   const accounts = new AccountRepository(store.db);
+  const dicts = new PronunciationDictRepository(store.db);
   return {
     config,
     store,
@@ -48,7 +52,8 @@ export async function openServices(config: Config): Promise<Services> {
       cacheMaxEntries: config.auth.keyCacheMaxEntries,
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
-    dicts: new PronunciationDictRepository(store.db),
+    dicts,
+    dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
     voices: new VoiceRegistry(),
     releasers,
     readinessChecks: new Map(),
@@ -104,6 +109,7 @@ export async function startServer(
         voices: services.voices,
         clonedVoices: services.clonedVoices,
         dicts: services.dicts,
+        dictCache: services.dictCache,
         rateLimitStore,
         readiness: () => readiness(services),
         speechRoutes: services.speechRoutes,

@@ -8,12 +8,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
+import { InvalidRequestError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
+import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 import { bearerAccount, bearerAuth } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
-import { InvalidRequestError } from '../errors.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { generateRequestId } from './plugins/request-id.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   voices: VoiceRegistry;
   clonedVoices: ClonedVoiceRepository;
   dicts: PronunciationDictRepository;
+  /** Filled as dictionaries are saved, emptied as they are deleted. */
+  dictCache?: PronunciationDictCache;
   rateLimitStore: RateLimitStore;
   readiness: ReadinessCheck;
   /** Extra routes of the speech family (synthesis), mounted under /api/v1. */
@@ -111,7 +114,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       speech.addHook('onRequest', authenticate);
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       await speech.register(voiceRoutes(deps));
-      await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, limits: config.limits }));
+      await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
       for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },

@@ -9,9 +9,8 @@ import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError } from '../errors.js';
-import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import { baseLanguage, modelLanguages } from './languages.js';
-import { PronunciationDictCache } from './pronunciation-dict-cache.js';
+import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { VoiceRegistry } from './voice-registry.js';
@@ -64,11 +63,9 @@ export interface SynthesisLimits {
   maxPreparedTextChars: number;
   /** Longest audio of one request, in seconds. */
   maxOutputSeconds: number;
-  /** Dictionary entries kept compiled. */
-  dictCacheEntries: number;
 }
 
-const defaultLimits: SynthesisLimits = { maxPreparedTextChars: 20_000, maxOutputSeconds: 1_800, dictCacheEntries: 200_000 };
+const defaultLimits: SynthesisLimits = { maxPreparedTextChars: 20_000, maxOutputSeconds: 1_800 };
 
 /** The request would produce more audio than limits.maxOutputSeconds allows. */
 export class OutputTooLongError extends InvalidRequestError {
@@ -78,12 +75,10 @@ export class OutputTooLongError extends InvalidRequestError {
 }
 
 export class SynthesisService {
-  private readonly dicts: PronunciationDictCache;
   private readonly limits: SynthesisLimits;
 
-  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictRepository; limits?: Partial<SynthesisLimits> }) {
+  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictCache; limits?: Partial<SynthesisLimits> }) {
     this.limits = { ...defaultLimits, ...deps.limits };
-    this.dicts = new PronunciationDictCache(deps.dicts, this.limits.dictCacheEntries);
   }
 
   async prepare(request: SynthesisRequest): Promise<PreparedSynthesis> {
@@ -98,7 +93,7 @@ export class SynthesisService {
       );
     }
 
-    const { found, missing } = await this.dicts.load(request.accountId, request.pronunciationDicts);
+    const { found, missing } = await this.deps.dicts.load(request.accountId, request.pronunciationDicts);
     if (missing.length) throw new InvalidRequestError(`pronunciation_dicts has unknown id(s): ${missing.join(', ')}`);
 
     const allowed = modelLanguages[request.model].filter((l) => voiceLanguages.includes(l));

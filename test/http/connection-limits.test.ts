@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
-import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
+import { countSentences } from '../helpers/counting-engines.js';
 import { connectRaw, parseResponse, within } from '../helpers/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -45,29 +45,6 @@ describe('HTTP timeouts', () => {
     });
   });
   after(() => s?.close());
-
-  /** Counts sentences the engines were asked for while `body` runs. */
-  async function countingSentences(body: (started: () => number) => Promise<void>): Promise<void> {
-    const registry = s.server.services.voices;
-    const engines = [...registry.getEngines()];
-    let started = 0;
-    const wrap = (engine: TtsEngine): TtsEngine => ({
-      name: engine.name,
-      normalizesText: engine.normalizesText,
-      listVoices: () => engine.listVoices(),
-      close: () => engine.close(),
-      synthesize(voice: Voice, text: string, options: SynthesisOptions) {
-        started++;
-        return engine.synthesize(voice, text, options);
-      },
-    });
-    registry.setEngines(engines.map(wrap));
-    try {
-      await body(() => started);
-    } finally {
-      registry.setEngines(engines);
-    }
-  }
 
   it('a JSON body trickling in at a byte at a time is cut with 408 and the speech error body', async () => {
     const c = await connectRaw(s.url);
@@ -119,7 +96,8 @@ describe('HTTP timeouts', () => {
   });
 
   it('an SSE stream whose client stops reading is closed and its synthesis stopped', async () => {
-    await countingSentences(async (started) => {
+    const probe = countSentences(s.server.services.voices);
+    try {
       const serverSide = nextServerSocket(s);
       const c = await connectRaw(s.url);
       const server = await serverSide;
@@ -131,12 +109,14 @@ describe('HTTP timeouts', () => {
       await waitFor('the stream to begin', async () => c.received().includes('event: chunk'));
       c.socket.pause(); // the client stops reading; socket buffers fill up
       await waitFor('the server to close the stalled stream', async () => server.destroyed, 20_000);
-      const atClose = started();
+      const atClose = probe.started();
       await new Promise((r) => setTimeout(r, 500));
-      assert.equal(started(), atClose, 'no sentence is started once the stream is closed');
+      assert.equal(probe.started(), atClose, 'no sentence is started once the stream is closed');
       assert.ok(atClose < 60, `only part of the text was synthesised (${atClose} of 60 sentences)`);
       c.close();
-    });
+    } finally {
+      probe.restore();
+    }
     const again = await s.api('/api/v1/tts-v2/get_speech', { method: 'POST', json: { text: 'Still here.', voice_id: ESPEAK } });
     assert.equal(again.status, 200);
     await again.arrayBuffer();

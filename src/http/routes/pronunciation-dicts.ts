@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { DictionaryLimitError, type PronunciationDictRepository, type PronunciationItem } from '../../store/pronunciation-dict-repository.js';
+import type { PronunciationDictCache } from '../../synthesis/pronunciation-dict-cache.js';
 import { DictId, speechErrors } from '../schemas/common.js';
 
 const Item = Type.Object({
@@ -13,6 +14,8 @@ const IdBody = Type.Object({ id: DictId });
 
 export interface PronunciationDictRouteOptions {
   dicts: PronunciationDictRepository;
+  /** Compiles a dictionary as it is saved (so no request pays for it) and drops it when deleted. */
+  cache?: Pick<PronunciationDictCache, 'remember' | 'forget'>;
   limits: { maxDictEntries: number; maxDictsPerAccount: number };
 }
 
@@ -36,7 +39,9 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
       handler: async (request) => {
         const { items } = request.body as { items: PronunciationItem[] };
         try {
-          return wire(await deps.dicts.create(request.accountId, items, { maxPerAccount: deps.limits.maxDictsPerAccount }));
+          const created = await deps.dicts.create(request.accountId, items, { maxPerAccount: deps.limits.maxDictsPerAccount });
+          await deps.cache?.remember(created);
+          return wire(created);
         } catch (err) {
           if (err instanceof DictionaryLimitError) {
             throw new InvalidRequestError(`an account may hold at most ${err.limit} pronunciation dictionaries; delete one first`);
@@ -56,6 +61,7 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
         const { id, items } = request.body as { id: string; items: PronunciationItem[] };
         const updated = await deps.dicts.update(request.accountId, id, items);
         if (!updated) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        await deps.cache?.remember(updated);
         return wire(updated);
       },
     });
@@ -69,6 +75,7 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
       handler: async (request) => {
         const { id } = request.body as { id: string };
         if (!(await deps.dicts.delete(request.accountId, id))) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        deps.cache?.forget(id);
         return { id, deleted: true };
       },
     });

@@ -7,10 +7,10 @@ import { ByteChunker } from '../../audio/chunk.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError, ParleyError } from '../../errors.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
-import { speechErrors } from '../schemas/common.js';
-import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
 import { wireBody } from '../plugins/error-mapping.js';
 import { SseStream } from '../plugins/sse.js';
+import { speechErrors } from '../schemas/common.js';
+import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
 
 export interface SynthesisRouteOptions {
   synthesis: SynthesisService;

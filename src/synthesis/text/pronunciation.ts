@@ -76,23 +76,33 @@ function replacementOf(pronunciation: string): Replacement {
   return ipa === undefined ? { text: trimmed } : { text: ipaToRespelling(ipa), ipa };
 }
 
-/** Compile entries; a later entry for the same word (whatever its case or spacing) wins. */
-export function compilePronunciationDict(items: readonly PronunciationEntry[]): CompiledPronunciationDict {
-  const root: TrieNode = { next: new Map() };
-  const words = new Set<TrieNode>();
-  for (const item of items) {
+/** Builds a compiled dictionary entry by entry; a later entry for the same word (whatever its case or spacing) wins. */
+export class PronunciationDictBuilder {
+  private readonly root: TrieNode = { next: new Map() };
+  private readonly words = new Set<TrieNode>();
+
+  add(item: PronunciationEntry): void {
     const keys = tokenize(item.word.normalize('NFC').trim()).map((t) => t.key);
-    if (keys.length === 0) continue;
-    let node = root;
+    if (keys.length === 0) return;
+    let node = this.root;
     for (const key of keys) {
       let child = node.next.get(key);
       if (!child) node.next.set(key, (child = { next: new Map() }));
       node = child;
     }
     node.replacement = replacementOf(item.pronunciation);
-    words.add(node);
+    this.words.add(node);
   }
-  return { root, size: words.size };
+
+  build(): CompiledPronunciationDict {
+    return { root: this.root, size: this.words.size };
+  }
+}
+
+export function compilePronunciationDict(items: readonly PronunciationEntry[]): CompiledPronunciationDict {
+  const builder = new PronunciationDictBuilder();
+  for (const item of items) builder.add(item);
+  return builder.build();
 }
 
 /** The longest entry of `dict` that matches the tokens from `from`: [end token index, replacement]. */
