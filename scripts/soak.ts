@@ -4,7 +4,7 @@
  * as SSE streams and whole files, transcription answered at once and through webhooks (to a
  * receiver on loopback), and pronunciation dictionary CRUD. Every 10 s it prints the errors, p50 and
  * p95 latency per route over those 10 s and the server's resident memory (its process and
- * children); at the end the same per route over the whole run, and whether RSS at the end is
+ * children; also the anonymous part, and the server's JS heap and external memory); at the end the same per route over the whole run, and whether RSS at the end is
  * within 10% of RSS after the first minute. Not part of `npm test` or CI; it stops by itself.
  *
  * Per-account rate limits are off in the server (every request here comes from one account);
@@ -54,14 +54,25 @@ const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 's
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+/** The server's last report of its JS heap and external memory, in bytes. */
+let serverMemory = { heapUsed: 0, external: 0, arrayBuffers: 0 };
 const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`soak server exited (${code}) before it listened`)));
-  createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+  let first = true;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (first) resolve(JSON.parse(line));
+    else serverMemory = JSON.parse(line);
+    first = false;
+  });
 });
 const auth = { authorization: `Bearer ${key}` };
 
-/** Resident memory of the server process and all its descendants (workers, child processes), in MB. */
-function serverRssMb(): number {
+/**
+ * Resident memory of the server process and all its descendants (workers, child processes), in
+ * MB: all of it, and the anonymous part alone (heaps; without the mapped model and program files,
+ * which the kernel may drop and map again when other processes need memory).
+ */
+function serverRssMb(): { total: number; anon: number } {
   const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -77,15 +88,18 @@ function serverRssMb(): number {
     grew = false;
     for (const [pid, ppid] of parents) if (tree.has(ppid) && !tree.has(pid)) (tree.add(pid), (grew = true));
   }
-  let kb = 0;
+  let total = 0;
+  let anon = 0;
   for (const pid of tree) {
     try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      anon += Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
     } catch {
       // ended meanwhile
     }
   }
-  return kb / 1024;
+  return { total: total / 1024, anon: anon / 1024 };
 }
 
 // ---------- a webhook receiver on loopback ----------
@@ -298,15 +312,19 @@ function nextAction(): () => Promise<void> {
 const startedAt = performance.now();
 const endAt = startedAt + seconds * 1000;
 /** RSS after the first minute, set by the reporter. */
-const baseline: { rss: number | null } = { rss: null };
-console.log(`soak: ${clients} clients for ${seconds} s against ${url} (server pid ${child.pid}, RSS ${serverRssMb().toFixed(0)} MB at start)`);
+const baseline: { rss: { total: number; anon: number } | null } = { rss: null };
+console.log(`soak: ${clients} clients for ${seconds} s against ${url} (server pid ${child.pid}, RSS ${serverRssMb().total.toFixed(0)} MB at start)`);
 
 const reporter = setInterval(() => {
   const elapsed = (performance.now() - startedAt) / 1000;
   const rss = serverRssMb();
   if (baseline.rss === null && elapsed * 1000 >= BASELINE_AT_MS) baseline.rss = rss;
   const errors = [...routes.values()].reduce((n, s) => n + s.errors, 0);
-  console.log(`\n[${elapsed.toFixed(0)} s] RSS ${rss.toFixed(0)} MB, errors so far ${errors}, webhooks pending ${pendingHooks.size}`);
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+  console.log(
+    `\n[${elapsed.toFixed(0)} s] RSS ${rss.total.toFixed(0)} MB, anonymous ${rss.anon.toFixed(0)} MB (JS heap ${mb(serverMemory.heapUsed)} MB, external ${mb(serverMemory.external)} MB), ` +
+      `errors so far ${errors}, webhooks pending ${pendingHooks.size}`,
+  );
   console.log(table((s) => [s.window, s.windowErrors]));
   for (const s of routes.values()) {
     s.window = [];
@@ -338,11 +356,18 @@ try {
   for (const e of errorSamples) console.log(`  ${e}`);
   const baselineRss = baseline.rss;
   if (baselineRss === null) {
-    console.log(`RSS at the end ${endRss.toFixed(0)} MB (the run was shorter than a minute: no baseline to compare with)`);
+    console.log(`RSS at the end ${endRss.total.toFixed(0)} MB (the run was shorter than a minute: no baseline to compare with)`);
   } else {
-    const change = ((endRss - baselineRss) / baselineRss) * 100;
-    const within = Math.abs(change) <= 10;
-    console.log(`RSS after 1 min ${baselineRss.toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB (${change >= 0 ? '+' : ''}${change.toFixed(1)}%): ${within ? 'within' : 'NOT within'} 10%`);
+    const change = (now: number, then: number) => ((now - then) / then) * 100;
+    const percent = (p: number) => `${p >= 0 ? '+' : ''}${p.toFixed(1)}%`;
+    const total = change(endRss.total, baselineRss.total);
+    const within = Math.abs(total) <= 10;
+    console.log(
+      `RSS after 1 min ${baselineRss.total.toFixed(0)} MB, at the end ${endRss.total.toFixed(0)} MB (${percent(total)}): ${within ? 'within' : 'NOT within'} 10%`,
+    );
+    console.log(
+      `anonymous RSS after 1 min ${baselineRss.anon.toFixed(0)} MB, at the end ${endRss.anon.toFixed(0)} MB (${percent(change(endRss.anon, baselineRss.anon))})`,
+    );
     if (!within) exitCode = 1;
   }
   if (errors > 0) exitCode = 1;
