@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { capabilities } from '../../src/capabilities.js';
 import { DuplicateJobError, JobRepository } from '../../src/store/job-repository.js';
+import { pgSkip, withPgSchema } from '../helpers/pg-schema.js';
 import { expectSttError } from '../helpers/stt-errors.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
@@ -189,21 +189,13 @@ describe('concurrent submissions with the same X-Request-Id', () => {
     }
   });
 
-  const pgUrl = process.env.PARLEY_TEST_DATABASE_URL;
-  it('PostgreSQL: one job, 409 for the others', { skip: pgUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run' }, async () => {
-    const schema = `dup_${Date.now()}_${process.pid}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    const url = new URL(pgUrl!);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const s = await startTestServer({ capabilities, config: { ...quiet, databaseUrl: url.toString() } });
-    try {
-      await concurrentSubmissions(s, receiver.url);
-    } finally {
-      await s.close();
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-    }
-  });
+  it('PostgreSQL: one job, 409 for the others', { skip: pgSkip }, () =>
+    withPgSchema('dup', async (databaseUrl) => {
+      const s = await startTestServer({ capabilities, config: { ...quiet, databaseUrl } });
+      try {
+        await concurrentSubmissions(s, receiver.url);
+      } finally {
+        await s.close();
+      }
+    }));
 });

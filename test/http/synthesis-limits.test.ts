@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
 import { modelsDirWith } from '../helpers/models.js';
+import { pgSkip, withPgSchema } from '../helpers/pg-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../helpers/sse.js';
 
@@ -28,11 +29,11 @@ before(async () => {
 });
 after(() => s?.close());
 
-/** A fresh account: the per-account dictionary cap is under test. */
-async function newAccount(): Promise<(path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>> {
-  const { key } = await s.server.services.apiKeys.create({ name: 'limits' });
+/** A fresh account on `server`: the per-account dictionary cap is under test. */
+async function newAccount(server: TestServer = s): Promise<(path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>> {
+  const { key } = await server.server.services.apiKeys.create({ name: 'limits' });
   return (path, init = {}) =>
-    s.api(path, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } });
+    server.api(path, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } });
 }
 
 async function expectInvalid(r: Response, message: RegExp): Promise<void> {
@@ -56,8 +57,8 @@ describe('pronunciation dictionary caps', () => {
     await expectInvalid(await api('/api/v1/pronunciation-dicts', { method: 'PUT', json: { id, items: items(10_001) } }), /at most 10000 items/);
   });
 
-  it('an account holds at most limits.maxDictsPerAccount dictionaries, also when it creates them all at once', async () => {
-    const api = await newAccount();
+  /** Six creations at once for an account allowed three: exactly three are made. */
+  async function createAtOnce(api: Awaited<ReturnType<typeof newAccount>>): Promise<void> {
     const create = () => api('/api/v1/pronunciation-dicts', { method: 'POST', json: { items: items(1) } });
     const answers = await Promise.all(Array.from({ length: 6 }, create));
     assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 200, 400, 400, 400]);
@@ -68,7 +69,20 @@ describe('pronunciation dictionary caps', () => {
     assert.equal(listed.length, 3);
     await api('/api/v1/pronunciation-dicts', { method: 'DELETE', json: { id: listed[0]!.id } });
     assert.equal((await create()).status, 200, 'room again after a delete');
-  });
+  }
+
+  it('an account holds at most limits.maxDictsPerAccount dictionaries, also when it creates them all at once', async () =>
+    createAtOnce(await newAccount(s)));
+
+  it('the same on PostgreSQL, where the creations run in parallel transactions', { skip: pgSkip }, () =>
+    withPgSchema('dicts', async (databaseUrl) => {
+      const onPg = await startTestServer({ config: { databaseUrl, limits: { maxDictsPerAccount: 3 }, rateLimits: { management: { perMinute: 0 } } } });
+      try {
+        await createAtOnce(await newAccount(onPg));
+      } finally {
+        await onPg.close();
+      }
+    }));
 
   it('a 10,000-entry dictionary applies: the audio is that of the respelt text', async () => {
     const api = await newAccount();
