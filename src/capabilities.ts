@@ -71,12 +71,14 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
   services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
-  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dicts });
+  const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
+  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dictCache, limits: { maxPreparedTextChars, maxOutputSeconds } });
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,
       maxTextChars: config.limits.maxTextChars,
       jsonChunks: config.synthesis.jsonChunks,
+      writeStallTimeoutMs: config.http.writeStallTimeoutMs,
       successorDocsUrl: config.publicDocsUrl,
     }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),

@@ -38,8 +38,52 @@ export interface Config {
     maxUploadBytes: number;
     /** Largest JSON body on the other routes. */
     maxJsonBytes: number;
+    /**
+     * Longest synthesis text after pronunciation dictionaries and normalisation (numbers, dates
+     * spelt out): a dictionary entry may turn one word into hundreds of characters. At least maxTextChars.
+     */
+    maxPreparedTextChars: number;
+    /** Longest audio one synthesis request may produce, in seconds (a stream ends with an error event there). */
+    maxOutputSeconds: number;
+    /** Entries per pronunciation dictionary. */
+    maxDictEntries: number;
+    /** Pronunciation dictionaries per account. */
+    maxDictsPerAccount: number;
   };
-  rateLimits: { synthesis: RateLimit; transcription: RateLimit; management: RateLimit };
+  /**
+   * Limits of the HTTP server itself. A request's headers must arrive within headersTimeoutMs and
+   * its body within bodyTimeoutMs; a response (or SSE stream) whose bytes stop moving for
+   * writeStallTimeoutMs is cut and its work stopped.
+   */
+  http: {
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    /** An idle keep-alive connection is closed after this. */
+    keepAliveTimeoutMs: number;
+    writeStallTimeoutMs: number;
+    /** Open connections at most; beyond that new connections are closed at once. */
+    maxConnections: number;
+  };
+  auth: {
+    /**
+     * How long a key lookup (found or not) is remembered. A revoked key stops working within this
+     * time; a request with a known key costs no database work meanwhile.
+     */
+    keyCacheTtlMs: number;
+    /** Key lookups remembered at most. */
+    keyCacheMaxEntries: number;
+  };
+  rateLimits: {
+    synthesis: RateLimit;
+    transcription: RateLimit;
+    management: RateLimit;
+    /**
+     * Per client IP, for requests that are not authenticated from the key cache: every key
+     * lookup in the database and every 401 takes a token, so requests without a valid key cost
+     * no more database work than this allows.
+     */
+    unauthenticated: RateLimit;
+  };
   synthesis: {
     /** Send SSE chunk data as JSON `{"audio","done"}` instead of bare base64 (newer wire format). */
     jsonChunks: boolean;
@@ -49,6 +93,8 @@ export interface Config {
     espeakDataDir: string;
     /** Neural TTS threads per loaded voice. */
     numThreads: number;
+    /** Pronunciation dictionary entries kept compiled in memory, about 325 bytes each (least recently used go first). */
+    dictCacheEntries: number;
   };
   /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
   inference: {
@@ -121,17 +167,35 @@ export const defaultConfig: Config = {
   allowedPrivateHosts: [],
   logLevel: 'info',
   publicDocsUrl: '/docs#tag/tts-v2',
-  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024 },
+  limits: {
+    maxTextChars: 10_000,
+    maxUploadBytes: 25 * 1024 * 1024,
+    maxJsonBytes: 1024 * 1024,
+    maxPreparedTextChars: 20_000,
+    maxOutputSeconds: 1_800,
+    maxDictEntries: 10_000,
+    maxDictsPerAccount: 100,
+  },
+  http: {
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 120_000,
+    keepAliveTimeoutMs: 5_000,
+    writeStallTimeoutMs: 30_000,
+    maxConnections: 1_000,
+  },
+  auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
     transcription: { perMinute: 120, burst: 20 },
     management: { perMinute: 600, burst: 60 },
+    unauthenticated: { perMinute: 600, burst: 100 },
   },
   synthesis: {
     jsonChunks: false,
     espeakWorkers: 1,
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
+    dictCacheEntries: 50_000,
   },
   inference: {
     layout: 'shared',
@@ -260,6 +324,10 @@ function validate(config: Config, problems: string[]): void {
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
   if (config.retention.batchSize < 1 || !Number.isInteger(config.retention.batchSize)) problems.push('retention.batchSize must be a whole number of at least 1');
   if (config.retention.intervalMs < 100) problems.push('retention.intervalMs must be at least 100');
+  if (config.limits.maxPreparedTextChars < config.limits.maxTextChars)
+    problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
+  for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)
+    if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
 }
 
 function deepFreeze<T>(o: T): T {

@@ -55,6 +55,18 @@ export class MethodNotAllowedError extends ParleyError {
   readonly status = 405;
 }
 
+/** The request (its body) did not arrive within the time allowed. */
+export class RequestTimeoutError extends ParleyError {
+  readonly code = 'RequestTimeout';
+  readonly status = 408;
+}
+
+/** The request clashes with what exists, e.g. a second job with the same request id. */
+export class ConflictError extends ParleyError {
+  readonly code = 'Conflict';
+  readonly status = 409;
+}
+
 export class PayloadTooLargeError extends ParleyError {
   readonly code = 'PayloadTooLarge';
   readonly status = 413;
@@ -126,6 +138,8 @@ export const errorClasses = [
   ForbiddenError,
   NotFoundError,
   MethodNotAllowedError,
+  RequestTimeoutError,
+  ConflictError,
   PayloadTooLargeError,
   RateLimitedError,
   OverloadedError,

@@ -18,6 +18,7 @@ import { openStore, type Store } from './store/database.js';
 import { newNodeId } from './store/ids.js';
 import { PronunciationDictRepository } from './store/pronunciation-dict-repository.js';
 import { RateLimitRepository } from './store/rate-limit-repository.js';
+import { PronunciationDictCache } from './synthesis/pronunciation-dict-cache.js';
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import { sql } from 'kysely';
 import { version } from './version.js';
@@ -38,6 +39,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   clonedVoices: ClonedVoiceRepository;
   dicts: PronunciationDictRepository;
+  /** Compiled dictionaries, shared by the dictionary routes (which fill it) and synthesis (which reads it). */
+  dictCache: PronunciationDictCache;
   voices: VoiceRegistry;
   releasers: Releasers;
   /** Named readiness checks contributed by capabilities (engines, packs, job runner). */
@@ -54,14 +57,19 @@ export async function openServices(config: Config): Promise<Services> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   releasers.add('database', () => store.close());
   const accounts = new AccountRepository(store.db);
+  const dicts = new PronunciationDictRepository(store.db);
   return {
     config,
     nodeId: newNodeId(),
     store,
     accounts,
-    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts),
+    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts, {
+      cacheTtlMs: config.auth.keyCacheTtlMs,
+      cacheMaxEntries: config.auth.keyCacheMaxEntries,
+    }),
     clonedVoices: new ClonedVoiceRepository(store.db),
-    dicts: new PronunciationDictRepository(store.db),
+    dicts,
+    dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
     voices: new VoiceRegistry(),
     releasers,
     readinessChecks: new Map(),
@@ -118,6 +126,7 @@ export async function startServer(
         voices: services.voices,
         clonedVoices: services.clonedVoices,
         dicts: services.dicts,
+        dictCache: services.dictCache,
         rateLimitStore,
         readiness: () => readiness(services),
         speechRoutes: services.speechRoutes,

@@ -2,6 +2,9 @@
  * API keys: `sk_` + 40 base62 characters. Only a sha256 of the key is stored, with the first
  * characters as a lookup prefix; the check compares hashes in constant time. A key is `admin`
  * (may call /api/v1/admin/*) or `user`; either way it acts for its own account only.
+ * Lookups, found or not, are remembered for a few seconds (options.cacheTtlMs): a busy client costs
+ * one database query per key per TTL, and a key revoked or re-roled elsewhere (the CLI, another
+ * node) changes within the TTL.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Account, AccountRepository } from '../store/account-repository.js';
@@ -36,11 +39,34 @@ function prefixOf(key: string): string {
   return key.slice(3, 3 + PREFIX_LENGTH);
 }
 
+export interface KeyCacheOptions {
+  /** 0 = no cache. */
+  cacheTtlMs?: number;
+  cacheMaxEntries?: number;
+  clock?: () => number;
+}
+
+interface CachedLookup {
+  key: AuthenticatedKey | null;
+  expiresAt: number;
+}
+
 export class ApiKeyService {
+  /** By key hash, in insertion order: with one TTL for all, the oldest entry expires first. */
+  private readonly lookups = new Map<string, CachedLookup>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly clock: () => number;
+
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly accounts: AccountRepository,
-  ) {}
+    options: KeyCacheOptions = {},
+  ) {
+    this.ttlMs = options.cacheTtlMs ?? 0;
+    this.maxEntries = options.cacheMaxEntries ?? 10_000;
+    this.clock = options.clock ?? Date.now;
+  }
 
   /**
    * Create a key. Without `accountId` a new account named `name` is made for it.
@@ -63,18 +89,32 @@ export class ApiKeyService {
       role: options.role ?? KEY_ROLES.user,
     };
     await this.keys.insert(row);
+    this.lookups.clear(); // the new key may be remembered as unknown
     return { key, row, account };
+  }
+
+  /**
+   * What the cache knows of `key` without asking the database: who it is, null when it is known
+   * to be invalid (malformed, or looked up and not found), undefined when not remembered.
+   */
+  cachedKey(key: string): AuthenticatedKey | null | undefined {
+    if (!KEY_PATTERN.test(key)) return null;
+    return this.recall(hashKey(key));
   }
 
   /** The key's id, account and role, or null for a malformed, unknown or revoked key. */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
     if (!KEY_PATTERN.test(key)) return null;
-    const wanted = Buffer.from(hashKey(key), 'hex');
+    const hash = hashKey(key);
+    const remembered = this.recall(hash);
+    if (remembered !== undefined) return remembered;
+    const wanted = Buffer.from(hash, 'hex');
     let found: AuthenticatedKey | null = null;
     for (const row of await this.keys.findActiveByPrefix(prefixOf(key))) {
       if (timingSafeEqual(wanted, Buffer.from(row.hash, 'hex')))
         found = { keyId: row.id, accountId: row.account_id, role: row.role === KEY_ROLES.admin ? KEY_ROLES.admin : KEY_ROLES.user };
     }
+    this.remember(hash, found);
     return found;
   }
 
@@ -86,13 +126,35 @@ export class ApiKeyService {
   async ensureOperatorKey(key: string): Promise<void> {
     const found = await this.authenticate(key);
     if (found) {
-      if (found.role !== KEY_ROLES.admin) await this.keys.setRole(found.keyId, KEY_ROLES.admin);
+      if (found.role !== KEY_ROLES.admin) await this.setRole(found.keyId, KEY_ROLES.admin);
       return;
     }
     try {
       await this.create({ name: 'env', presetKey: key, role: KEY_ROLES.admin });
     } catch (err) {
+      this.lookups.clear();
       if (!(await this.authenticate(key))) throw err;
+    }
+  }
+
+  private recall(hash: string): AuthenticatedKey | null | undefined {
+    const hit = this.lookups.get(hash);
+    if (!hit) return undefined;
+    if (hit.expiresAt <= this.clock()) {
+      this.lookups.delete(hash);
+      return undefined;
+    }
+    return hit.key;
+  }
+
+  private remember(hash: string, key: AuthenticatedKey | null): void {
+    if (this.ttlMs <= 0) return;
+    const now = this.clock();
+    this.lookups.delete(hash);
+    this.lookups.set(hash, { key, expiresAt: now + this.ttlMs });
+    for (const [oldest, entry] of this.lookups) {
+      if (this.lookups.size <= this.maxEntries && entry.expiresAt > now) break;
+      this.lookups.delete(oldest);
     }
   }
 
@@ -100,12 +162,16 @@ export class ApiKeyService {
     return this.keys.list();
   }
 
-  setRole(id: string, role: KeyRole): Promise<boolean> {
-    return this.keys.setRole(id, role);
+  async setRole(id: string, role: KeyRole): Promise<boolean> {
+    const changed = await this.keys.setRole(id, role);
+    this.lookups.clear(); // at once in this process; other processes within their TTL
+    return changed;
   }
 
-  revoke(id: string): Promise<boolean> {
-    return this.keys.revoke(id);
+  async revoke(id: string): Promise<boolean> {
+    const revoked = await this.keys.revoke(id);
+    this.lookups.clear(); // at once in this process; other processes within their TTL
+    return revoked;
   }
 
   countActive(): Promise<number> {

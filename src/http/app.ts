@@ -8,17 +8,22 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
+import { InvalidRequestError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
+import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
-import { bearerAuth } from './plugins/auth.js';
-import { KnownRoutes, useErrorMapping } from './plugins/error-mapping.js';
-import { rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { bearerAuth, bearerKey } from './plugins/auth.js';
+import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
+import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
+import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
+
+const MAX_PATH_PARAM_CHARS = 1024;
 
 /** A function that adds routes to a family plugin; capabilities contribute these. */
 export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
@@ -29,6 +34,8 @@ export interface AppDeps {
   voices: VoiceRegistry;
   clonedVoices: ClonedVoiceRepository;
   dicts: PronunciationDictRepository;
+  /** Filled as dictionaries are saved, emptied as they are deleted. */
+  dictCache?: PronunciationDictCache;
   rateLimitStore: RateLimitStore;
   readiness: ReadinessCheck;
   /** Extra routes of the speech family (synthesis), mounted under /api/v1. */
@@ -54,7 +61,18 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
     forceCloseConnections: 'idle',
+    ...httpServerOptions(config.http),
+    // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
+    maxParamLength: MAX_PATH_PARAM_CHARS,
+    // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      const message =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `A path segment is longer than ${MAX_PATH_PARAM_CHARS} characters` : 'The URL is not valid';
+      return sendError(request, reply, new InvalidRequestError(message), request.url.startsWith('/api/v1/stt/') ? 'stt' : 'speech');
+    },
   });
+  enforceConnectionLimits(app, config.http);
 
   const knownRoutes = new KnownRoutes();
   app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));
@@ -76,9 +94,16 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   useErrorMapping(app, 'speech', knownRoutes);
-  await app.register(healthRoutes(deps.readiness));
 
-  const authenticate = bearerAuth(deps.apiKeys);
+  // In-process on purpose: it guards the database, so it must not cost a database query itself.
+  const addressBuckets = new InProcessRateLimitStore();
+  app.addHook('onClose', async () => addressBuckets.close());
+  const keyOf = bearerKey(deps.apiKeys, { store: addressBuckets, limit: config.rateLimits.unauthenticated });
+  const authenticate = bearerAuth(keyOf);
+  await app.register(
+    healthRoutes(deps.readiness, { isAuthenticated: async (request) => (await keyOf(request).catch(() => null)) !== null }),
+  );
+
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
@@ -89,7 +114,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       speech.addHook('onRequest', authenticate);
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       await speech.register(voiceRoutes(deps));
-      await speech.register(pronunciationDictRoutes(deps));
+      await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
       for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },

@@ -2,7 +2,7 @@
  * The job use case as the routes see it: submit a transcription for webhook delivery (decisions.md
  * point 23) and look a job up for its owner (point 26).
  */
-import { InvalidRequestError } from '../errors.js';
+import { ConflictError, InvalidRequestError } from '../errors.js';
 import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';
 import { newId } from '../store/ids.js';
 import { DuplicateJobError, type JobRepository } from '../store/job-repository.js';
@@ -84,7 +84,7 @@ export class JobService {
         webhookExtra: JSON.stringify(job.webhookExtra),
       });
     } catch (err) {
-      if (err instanceof DuplicateJobError) throw new InvalidRequestError(`A job with request_id ${job.requestId} already exists`);
+      if (err instanceof DuplicateJobError) throw new ConflictError(`A job with request_id ${job.requestId} already exists`);
       throw err;
     }
     this.deps.events.emit('job:queued', { jobId, requestId: job.requestId, accountId: job.accountId });

@@ -51,6 +51,25 @@ function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
 }
 
+/**
+ * Ranges ipaddr.js calls "unicast" that lead to an IPv4 address all the same: IPv4-compatible
+ * IPv6 (::/96, deprecated by RFC 4291; `http://[::7f00:1]/` is 127.0.0.1 on some stacks) and the
+ * NAT64 prefixes (64:ff9b::/96 of RFC 6052, 64:ff9b:1::/48 of RFC 8215) a translator turns into
+ * whatever IPv4 address they carry.
+ */
+const embeddedIpv4Ranges: [string, [ipaddr.IPv6, number]][] = [
+  ['ipv4Compatible', ipaddr.IPv6.parseCIDR('::/96')],
+  ['nat64', ipaddr.IPv6.parseCIDR('64:ff9b::/96')],
+  ['nat64', ipaddr.IPv6.parseCIDR('64:ff9b:1::/48')],
+];
+
+/** The ipaddr.js range of an address, with the ranges above named as refused ones. */
+function rangeOf(ip: ipaddr.IPv4 | ipaddr.IPv6): string {
+  const range = ip.range();
+  if (range !== 'unicast' || ip.kind() !== 'ipv6') return range;
+  return embeddedIpv4Ranges.find(([, cidr]) => (ip as ipaddr.IPv6).match(cidr))?.[0] ?? range;
+}
+
 function parseRules(allowed: readonly string[]): AllowRule[] {
   return allowed.map((entry) => {
     const e = bareHost(entry.trim().toLowerCase());
@@ -79,8 +98,9 @@ export function createAddressPolicy(allowedPrivateHosts: readonly string[], opti
     if (!ipaddr.isValid(address)) return 'not an IP address';
     const ip = normalise(address);
     // Only ordinary public unicast passes; every special range of ipaddr.js (loopback, private,
-    // uniqueLocal, linkLocal, carrierGradeNat, reserved, 6to4, teredo, rfc6052 ...) is refused.
-    const range = ip.range();
+    // uniqueLocal, linkLocal, carrierGradeNat, reserved, 6to4, teredo, rfc6052 ...) is refused,
+    // and so are IPv4-compatible and NAT64 addresses.
+    const range = rangeOf(ip);
     if (range === 'unicast') return null;
     if (hostAllowed(host)) return null;
     for (const r of rules) if (r.cidr && r.cidr[0].kind() === ip.kind() && ip.match(r.cidr)) return null;

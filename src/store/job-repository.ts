@@ -44,6 +44,12 @@ export class DuplicateJobError extends Error {}
 /** Job audio is written and read in pieces of this size (bounded statements and results). */
 export const JOB_AUDIO_CHUNK_BYTES = 1024 * 1024;
 
+/** A unique-constraint violation: SQLite (better-sqlite3) or PostgreSQL (SQLSTATE 23505). */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
 export class JobRepository {
   readonly clock: DbClock;
 
@@ -65,8 +71,9 @@ export class JobRepository {
         await writeAudio(trx, job.id, job.audio);
       });
     } catch (err) {
-      // Two nodes took the same request id at once: the unique constraint let one through.
-      if (await exists()) throw new DuplicateJobError(`a job with request id ${job.requestId} exists`);
+      // Two submissions (on one node or two) took the same request id at once: the unique
+      // constraint let one through.
+      if (isUniqueViolation(err) || (await exists())) throw new DuplicateJobError(`a job with request id ${job.requestId} exists`);
       throw err;
     }
   }

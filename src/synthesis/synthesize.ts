@@ -9,8 +9,8 @@ import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
-import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import { baseLanguage, modelLanguages } from './languages.js';
+import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { VoiceRegistry } from './voice-registry.js';
@@ -58,8 +58,28 @@ export interface SpeechFile {
   durationSeconds: number;
 }
 
+export interface SynthesisLimits {
+  /** Longest text after dictionaries and normalisation. */
+  maxPreparedTextChars: number;
+  /** Longest audio of one request, in seconds. */
+  maxOutputSeconds: number;
+}
+
+const defaultLimits: SynthesisLimits = { maxPreparedTextChars: 20_000, maxOutputSeconds: 1_800 };
+
+/** The request would produce more audio than limits.maxOutputSeconds allows. */
+export class OutputTooLongError extends InvalidRequestError {
+  constructor(readonly limitSeconds: number) {
+    super(`the audio would be longer than the limit of ${limitSeconds} seconds per request; send less text or a higher speed`);
+  }
+}
+
 export class SynthesisService {
-  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictRepository }) {}
+  private readonly limits: SynthesisLimits;
+
+  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictCache; limits?: Partial<SynthesisLimits> }) {
+    this.limits = { ...defaultLimits, ...deps.limits };
+  }
 
   async prepare(request: SynthesisRequest): Promise<PreparedSynthesis> {
     const resolved = this.deps.voices.find(request.model, request.voiceId);
@@ -73,7 +93,7 @@ export class SynthesisService {
       );
     }
 
-    const { found, missing } = await this.deps.dicts.findMany(request.accountId, request.pronunciationDicts);
+    const { found, missing } = await this.deps.dicts.load(request.accountId, request.pronunciationDicts);
     if (missing.length) throw new InvalidRequestError(`pronunciation_dicts has unknown id(s): ${missing.join(', ')}`);
 
     const allowed = modelLanguages[request.model].filter((l) => voiceLanguages.includes(l));
@@ -83,6 +103,7 @@ export class SynthesisService {
       allowedLanguages: allowed.length ? allowed : voiceLanguages,
       dicts: found,
       normalize: !engine.normalizesText,
+      maxChars: this.limits.maxPreparedTextChars,
     });
     if (prepared.sentences.length === 0) throw new InvalidRequestError('text must contain something to say');
     return { request, voice, engine, language: prepared.language, sentences: prepared.sentences };
@@ -90,7 +111,8 @@ export class SynthesisService {
 
   /**
    * Mono PCM at the requested rate, in slices of at most RESAMPLE_SLICE engine samples, as the
-   * engine produces it (the next sentence is synthesised while this one is processed).
+   * engine produces it (the next sentence is synthesised while this one is processed). Throws
+   * OutputTooLongError, and stops the engine, before it would pass limits.maxOutputSeconds.
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
     const { voice, engine, request } = prepared;
@@ -100,6 +122,13 @@ export class SynthesisService {
       release?.();
       throw err;
     });
+    const maxSamples = Math.floor(this.limits.maxOutputSeconds * request.sampleRate);
+    let produced = 0;
+    const count = (samples: number) => {
+      produced += samples;
+      if (produced > maxSamples) throw new OutputTooLongError(this.limits.maxOutputSeconds);
+      if (stats) stats.samples += samples;
+    };
     const audio = synthesizeAhead(
       prepared.sentences,
       (sentence, stop) =>
@@ -128,13 +157,13 @@ export class SynthesisService {
           first = false;
           if (signal.aborted) throw new AbortedError();
           const out = resampler.process(piece.subarray(at, at + RESAMPLE_SLICE));
-          if (stats) stats.samples += out.length;
+          count(out.length);
           if (out.length) yield out;
         }
       }
       const tail = resampler.flush();
       flushed = true;
-      if (stats) stats.samples += tail.length;
+      count(tail.length);
       if (tail.length) yield tail;
     } finally {
       // An abort or a consumer that stops early leaves the native filter state to free.

@@ -31,12 +31,17 @@ describe('parley keys (CLI)', () => {
     assert.equal(listed[0].name, 'alice');
     assert.ok(!JSON.stringify(listed).includes(created.key), 'the key itself is never listed');
 
-    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false });
+    const keyCacheTtlMs = 300;
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false });
     try {
       const ok = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
       assert.equal(ok.status, 200);
       await parley(['keys', 'revoke', created.id], env);
-      const revoked = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
+      // The server remembers key lookups for keyCacheTtlMs: the revocation (made by another process) shows within it.
+      const until = Date.now() + keyCacheTtlMs + 2_000;
+      let revoked: Response;
+      do revoked = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
+      while (revoked.status === 200 && Date.now() < until);
       assert.equal(revoked.status, 401);
     } finally {
       await server.close();

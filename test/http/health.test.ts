@@ -9,9 +9,16 @@ describe('health, readiness and API docs', () => {
   });
   after(() => s.close());
 
-  it('healthz and readyz answer without a key', async () => {
+  it('healthz and the bare readyz status answer without a key; the detail needs a valid key', async () => {
     assert.deepEqual(await (await fetch(`${s.url}/healthz`)).json(), { status: 'ok' });
-    const ready = await fetch(`${s.url}/readyz`);
+    const anonymous = await fetch(`${s.url}/readyz`);
+    assert.equal(anonymous.status, 200);
+    assert.deepEqual(await anonymous.json(), { status: 'ready' });
+    const wrongKey = await fetch(`${s.url}/readyz`, { headers: { authorization: 'Bearer sk_wrongwrongwrongwrongwrongwrongwrong12' } });
+    assert.equal(wrongKey.status, 200);
+    assert.deepEqual(await wrongKey.json(), { status: 'ready' });
+
+    const ready = await s.api('/readyz');
     assert.equal(ready.status, 200);
     const body = await ready.json();
     assert.equal(body.status, 'ready');

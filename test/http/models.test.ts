@@ -39,7 +39,7 @@ after(() => s?.close());
 
 describe('model packs in a running server', () => {
   it('skips a corrupt pack, reports it, and keeps serving the other voices', async () => {
-    const ready = await fetch(`${s.url}/readyz`);
+    const ready = await s.api('/readyz');
     assert.equal(ready.status, 200);
     const body = await ready.json();
     const skipped = body.models.detail.skipped as Array<{ id: string; reason: string }>;

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { decodeAudio } from '../../src/audio/decode.js';
 import { parseWav } from '../../src/audio/wav.js';
 import { capabilities } from '../../src/capabilities.js';
-import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
+import { countSentences } from '../helpers/counting-engines.js';
 import { modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { allSseEvents, chunkBytes, sseEvents } from '../helpers/sse.js';
@@ -254,26 +254,7 @@ describe('pronunciation dictionaries', () => {
 });
 
 describe('streaming behaviour', () => {
-  /** Counts sentences the engine was asked for, and finished. */
-  function instrument(): { started: () => number; finished: () => number; restore: () => void } {
-    const registry = s.server.services.voices;
-    const engines = [...registry.getEngines()];
-    let started = 0;
-    let finished = 0;
-    const wrap = (engine: TtsEngine): TtsEngine => ({
-      name: engine.name,
-      normalizesText: engine.normalizesText,
-      listVoices: () => engine.listVoices(),
-      close: () => engine.close(),
-      async *synthesize(voice: Voice, text: string, options: SynthesisOptions) {
-        started++;
-        yield* engine.synthesize(voice, text, options);
-        finished++;
-      },
-    });
-    registry.setEngines(engines.map(wrap));
-    return { started: () => started, finished: () => finished, restore: () => registry.setEngines(engines) };
-  }
+  const instrument = () => countSentences(s.server.services.voices);
 
   const sentences = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
 

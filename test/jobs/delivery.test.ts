@@ -128,7 +128,7 @@ describe('webhook delivery', () => {
     assert.equal(typeof err.request_id, 'string');
     assert.equal((await t.api('/api/v1/stt/jobs/nope')).status, 404);
 
-    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as any;
+    const ready = (await (await t.api('/readyz')).json()) as any;
     assert.equal(ready.jobs.ok, true);
     assert.ok(ready.jobs.detail.byState.succeeded >= 1);
   });

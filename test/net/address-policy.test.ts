@@ -6,6 +6,8 @@ const refused = [
   '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.254', '192.168.1.1', '169.254.169.254', '100.64.0.1',
   '0.0.0.0', '224.0.0.1', '255.255.255.255', '192.0.2.1', '198.51.100.7', '203.0.113.9', '240.0.0.1',
   '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1', '2001:db8::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254',
+  // IPv4-compatible (::/96) and NAT64 (64:ff9b::/96, 64:ff9b:1::/48), whatever IPv4 address they carry.
+  '::7f00:1', '::a00:1', '::808:808', '::2', '64:ff9b::7f00:1', '64:ff9b::808:808', '64:ff9b:1::7f00:1', '64:ff9b:1:ffff::1',
 ];
 const publicAddresses = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
 
@@ -39,6 +41,9 @@ describe('address policy', () => {
     const policy = createAddressPolicy([]);
     assert.throws(() => policy.assertHostAllowed('[::1]'), ForbiddenAddressError);
     assert.throws(() => policy.assertHostAllowed('169.254.169.254'), ForbiddenAddressError);
+    // URL.hostname writes ::127.0.0.1 as [::7f00:1].
+    assert.throws(() => policy.assertHostAllowed(new URL('http://[::127.0.0.1]/').hostname), ForbiddenAddressError);
+    assert.throws(() => policy.assertHostAllowed(new URL('http://[64:ff9b::127.0.0.1]/').hostname), ForbiddenAddressError);
     assert.doesNotThrow(() => policy.assertHostAllowed('8.8.8.8'));
     assert.doesNotThrow(() => policy.assertHostAllowed('example.com'), 'names are checked at lookup time');
   });

@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { KEY_ROLES, type ApiKeyService, type KeyRole } from '../../accounts/api-keys.js';
-import { ForbiddenError, UnauthorizedError } from '../../errors.js';
+import { KEY_ROLES, type ApiKeyService, type AuthenticatedKey, type KeyRole } from '../../accounts/api-keys.js';
+import type { RateLimit } from '../../config.js';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../../errors.js';
+import type { RateLimitStore } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,16 +16,46 @@ declare module 'fastify' {
 /** Routes only admin keys may call (model reloads and the like). */
 const ADMIN_PREFIX = '/api/v1/admin/';
 
+/** The per-IP bucket that requests pay when they are not authenticated from the key cache. */
+export interface UnauthenticatedLimit {
+  store: RateLimitStore;
+  limit: RateLimit;
+  clock?: () => number;
+}
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
 /**
- * onRequest hook: `Authorization: Bearer <key>` → request.accountId, else 401; a user key on an
- * admin route → 403. Decided here by path, so an admin route added later is covered too.
+ * The request's Bearer key (its id, account and role), or null. A key remembered by the key cache
+ * costs nothing; anything else (a lookup in the database, or a request that will be refused) first
+ * takes a token from the client address's bucket, and throws RateLimitedError when there is none.
  */
-export function bearerAuth(apiKeys: ApiKeyService) {
+export function bearerKey(apiKeys: ApiKeyService, unauthenticated?: UnauthenticatedLimit) {
+  return async function keyOf(request: FastifyRequest): Promise<AuthenticatedKey | null> {
+    const token = bearerToken(request);
+    const cached = token === null ? null : apiKeys.cachedKey(token);
+    if (cached) return cached;
+    if (unauthenticated && unauthenticated.limit.perMinute > 0) {
+      const wait = await unauthenticated.store.take(`ip:${request.ip}`, unauthenticated.limit, (unauthenticated.clock ?? Date.now)());
+      if (wait > 0) throw new RateLimitedError(wait);
+    }
+    return token !== null && cached === undefined ? apiKeys.authenticate(token) : null;
+  };
+}
+
+/**
+ * onRequest hook: `Authorization: Bearer <key>` → request.accountId, else 401 (or 429 from the
+ * address's bucket); a user key on an admin route → 403. Decided here by path, so an admin route
+ * added later is covered too.
+ */
+export function bearerAuth(keyOf: (request: FastifyRequest) => Promise<AuthenticatedKey | null>) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    const key = match ? await apiKeys.authenticate(match[1]!) : null;
-    if (!key) throw new UnauthorizedError(match ? 'Bearer token is invalid' : 'Bearer token is missing');
+    const key = await keyOf(request);
+    if (!key) throw new UnauthorizedError(bearerToken(request) ? 'Bearer token is invalid' : 'Bearer token is missing');
     request.accountId = key.accountId;
     request.keyRole = key.role;
     const route = request.routeOptions.url ?? request.url;

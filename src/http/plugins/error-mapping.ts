@@ -25,6 +25,8 @@ const speechErrorTypes: Record<number, string> = {
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'RequestTimeout',
+  409: 'Conflict',
   413: 'PayloadTooLarge',
   429: 'TooManyRequests',
   500: 'InternalServerError',

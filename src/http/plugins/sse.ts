@@ -1,6 +1,8 @@
 /**
  * Server-Sent Events on a hijacked reply: writes events with backpressure and notices when the
- * client goes away (so the producer can stop within one sentence).
+ * client goes away (so the producer can stop within one sentence). A client that stops reading
+ * is treated as gone once a write has waited `stallTimeoutMs` for the socket to drain: the
+ * connection is destroyed, which aborts the producer.
  */
 import type { FastifyReply } from 'fastify';
 
@@ -8,7 +10,10 @@ export class SseStream {
   private closed = false;
   readonly abort = new AbortController();
 
-  constructor(private readonly reply: FastifyReply) {
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly stallTimeoutMs = 30_000,
+  ) {
     reply.raw.on('close', () => {
       this.closed = true;
       if (!reply.raw.writableFinished) this.abort.abort();
@@ -40,14 +45,20 @@ export class SseStream {
     if (this.closed) return;
     const text = fields.map(([k, v]) => `${k}: ${v}`).join('\n') + '\n\n';
     if (!this.reply.raw.write(text)) {
+      const raw = this.reply.raw;
       await new Promise<void>((resolve) => {
+        const stalled = setTimeout(() => {
+          this.reply.log.info({ stallTimeoutMs: this.stallTimeoutMs }, 'SSE client stopped reading: closing the stream');
+          raw.destroy();
+        }, this.stallTimeoutMs);
         const done = () => {
-          this.reply.raw.off('drain', done);
-          this.reply.raw.off('close', done);
+          clearTimeout(stalled);
+          raw.off('drain', done);
+          raw.off('close', done);
           resolve();
         };
-        this.reply.raw.on('drain', done);
-        this.reply.raw.on('close', done);
+        raw.on('drain', done);
+        raw.on('close', done);
       });
     }
   }

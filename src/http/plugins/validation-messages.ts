@@ -9,6 +9,7 @@ interface AjvError {
   params: Record<string, any>;
   message?: string;
   parentSchema?: Record<string, any>;
+  data?: unknown;
 }
 
 function fieldName(e: AjvError, context?: string): string {
@@ -42,6 +43,8 @@ export function validationMessage(err: { validation?: unknown[]; validationConte
     case 'enum':
       return `${field} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
     case 'type':
+      // A query parameter given twice arrives as an array (?language=en&language=fr).
+      if (err.validationContext === 'querystring' && Array.isArray(e.data)) return `${field} must be given once`;
       return `${field} must be ${e.params.type === 'integer' ? 'an integer' : `a ${e.params.type}`}`;
     case 'minLength':
       return e.params.limit === 1 ? `${field} must not be empty` : `${field} must be at least ${e.params.limit} characters`;

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 export interface ReadinessReport {
   ready: boolean;
@@ -6,13 +6,20 @@ export interface ReadinessReport {
 }
 export type ReadinessCheck = () => Promise<ReadinessReport>;
 
-/** /healthz: the process answers. /readyz: database reachable and engines loaded (503 if not). */
-export function healthRoutes(readiness: ReadinessCheck) {
+/**
+ * /healthz: the process answers. /readyz: database reachable and engines loaded (503 if not); the
+ * detail (packs, their errors, job counts) only for a caller with a valid Bearer key, the bare
+ * status for anyone (load balancers, probes).
+ */
+export function healthRoutes(readiness: ReadinessCheck, options: { isAuthenticated(request: FastifyRequest): Promise<boolean> }) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+      // Without a header there is nothing to look up: probes do not spend the address's auth budget.
+      const detail = request.headers.authorization !== undefined && (await options.isAuthenticated(request));
       const report = await readiness();
-      return reply.code(report.ready ? 200 : 503).send({ status: report.ready ? 'ready' : 'not_ready', ...report.checks });
+      const status = report.ready ? 'ready' : 'not_ready';
+      return reply.code(report.ready ? 200 : 503).send(detail ? { status, ...report.checks } : { status });
     });
   };
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import type { JobService } from '../../jobs/job-service.js';
+import { MAX_REQUEST_ID_CHARS } from '../schemas/common.js';
 
 const Attempt = Type.Object({
   attempt: Type.Integer(),
@@ -35,7 +36,7 @@ export function jobRoutes(deps: { jobs: JobService }) {
       schema: {
         tags: ['stt'],
         summary: 'State and webhook delivery attempts of an asynchronous transcription',
-        params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: MAX_REQUEST_ID_CHARS }) }),
         response: { 200: Job, ...sttErrors },
       },
       handler: async (request) => {

@@ -1,20 +1,28 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../../errors.js';
-import type { PronunciationDictRepository, PronunciationItem } from '../../store/pronunciation-dict-repository.js';
-import { speechErrors } from '../schemas/common.js';
+import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { DictionaryLimitError, type PronunciationDictRepository, type PronunciationItem } from '../../store/pronunciation-dict-repository.js';
+import type { PronunciationDictCache } from '../../synthesis/pronunciation-dict-cache.js';
+import { DictId, speechErrors } from '../schemas/common.js';
 
 const Item = Type.Object({
   word: Type.String({ minLength: 1, maxLength: 200 }),
   pronunciation: Type.String({ minLength: 1, maxLength: 500 }),
 });
-const Items = Type.Array(Item, { minItems: 1, maxItems: 10_000 });
 const Dict = Type.Object({ id: Type.String(), items: Type.Array(Item), createdAt: Type.String() });
-const IdBody = Type.Object({ id: Type.String({ minLength: 1 }) });
+const IdBody = Type.Object({ id: DictId });
+
+export interface PronunciationDictRouteOptions {
+  dicts: PronunciationDictRepository;
+  /** Compiles a dictionary as it is saved (so no request pays for it) and drops it when deleted. */
+  cache?: Pick<PronunciationDictCache, 'remember' | 'forget'>;
+  limits: { maxDictEntries: number; maxDictsPerAccount: number };
+}
 
 /** decisions.md point 14: list, create, replace and delete the caller's dictionaries. */
-export function pronunciationDictRoutes(deps: { dicts: PronunciationDictRepository }) {
+export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
   const wire = (d: { id: string; items: PronunciationItem[]; createdAt: string }) => ({ id: d.id, items: d.items, createdAt: d.createdAt });
+  const Items = Type.Array(Item, { minItems: 1, maxItems: deps.limits.maxDictEntries });
   return async function register(app: FastifyInstance): Promise<void> {
     const tags = ['pronunciation-dicts'];
     app.get('/pronunciation-dicts', {
@@ -22,20 +30,38 @@ export function pronunciationDictRoutes(deps: { dicts: PronunciationDictReposito
       handler: async (request) => (await deps.dicts.list(request.accountId)).map(wire),
     });
     app.post('/pronunciation-dicts', {
-      schema: { tags, summary: 'Create a dictionary', body: Type.Object({ items: Items }), response: { 200: Dict, ...speechErrors } },
-      handler: async (request) => wire(await deps.dicts.create(request.accountId, (request.body as { items: PronunciationItem[] }).items)),
+      schema: {
+        tags,
+        summary: `Create a dictionary (at most ${deps.limits.maxDictsPerAccount} per account)`,
+        body: Type.Object({ items: Items }),
+        response: { 200: Dict, ...speechErrors },
+      },
+      handler: async (request) => {
+        const { items } = request.body as { items: PronunciationItem[] };
+        try {
+          const created = await deps.dicts.create(request.accountId, items, { maxPerAccount: deps.limits.maxDictsPerAccount });
+          await deps.cache?.remember(created);
+          return wire(created);
+        } catch (err) {
+          if (err instanceof DictionaryLimitError) {
+            throw new InvalidRequestError(`an account may hold at most ${err.limit} pronunciation dictionaries; delete one first`);
+          }
+          throw err;
+        }
+      },
     });
     app.put('/pronunciation-dicts', {
       schema: {
         tags,
         summary: "Replace a dictionary's items",
-        body: Type.Object({ id: Type.String({ minLength: 1 }), items: Items }),
+        body: Type.Object({ id: DictId, items: Items }),
         response: { 200: Dict, ...speechErrors },
       },
       handler: async (request) => {
         const { id, items } = request.body as { id: string; items: PronunciationItem[] };
         const updated = await deps.dicts.update(request.accountId, id, items);
         if (!updated) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        await deps.cache?.remember(updated);
         return wire(updated);
       },
     });
@@ -49,6 +75,7 @@ export function pronunciationDictRoutes(deps: { dicts: PronunciationDictReposito
       handler: async (request) => {
         const { id } = request.body as { id: string };
         if (!(await deps.dicts.delete(request.accountId, id))) throw new NotFoundError(`No pronunciation dictionary ${id}`);
+        deps.cache?.forget(id);
         return { id, deleted: true };
       },
     });

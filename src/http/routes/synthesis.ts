@@ -8,15 +8,17 @@ import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
 import { toDomainError, wireBody } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
+import { SseStream } from '../plugins/sse.js';
 import { speechErrors } from '../schemas/common.js';
 import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
-import { SseStream } from '../plugins/sse.js';
 
 export interface SynthesisRouteOptions {
   synthesis: SynthesisService;
   maxTextChars: number;
   /** Newer wire format: chunk data as JSON {"audio","done"}. */
   jsonChunks: boolean;
+  /** A stream whose client has not taken a write for this long is closed (config.http). */
+  writeStallTimeoutMs?: number;
   /** Where tts-large's Deprecation Link header points (the tts-v2 docs). */
   successorDocsUrl: string;
 }
@@ -44,7 +46,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(model: ModelGeneration, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const prepared = await synthesis.prepare(toRequest(model, request.body as SpeechBody, request.accountId));
-    const sse = new SseStream(reply);
+    const sse = new SseStream(reply, options.writeStallTimeoutMs);
     const stats: SynthesisStats = { samples: 0 };
     const bytes = synthesis.encodedStream(prepared, sse.abort.signal, stats);
     // The first audio is made before the headers go out, so a failure there is still a plain 500.
@@ -89,7 +91,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       } else {
         // The status line is gone; the error event carries what the REST body would have said.
         const domain = toDomainError(err, 'speech');
-        request.log.error({ err }, 'synthesis failed after the stream began');
+        if (domain && domain.status < 500) request.log.info({ reason: domain.message }, 'synthesis stopped after the stream began');
+        else request.log.error({ err }, 'synthesis failed after the stream began');
         const { status, body } = wireBody(domain, 'speech', request.id);
         const retryAfter = domain?.retryAfterSeconds === undefined ? {} : { retry_after: Math.max(1, Math.ceil(domain.retryAfterSeconds)) };
         await sse.send([

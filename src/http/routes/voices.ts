@@ -4,7 +4,7 @@ import type { ModelGeneration, Voice } from '../../engines/types.js';
 import { NotFoundError } from '../../errors.js';
 import type { ClonedVoiceRepository } from '../../store/cloned-voice-repository.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
-import { speechErrors } from '../schemas/common.js';
+import { speechErrors, VoiceId } from '../schemas/common.js';
 
 const VoiceBody = Type.Object({
   voiceId: Type.String(),
@@ -75,7 +75,7 @@ export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedV
       schema: {
         tags: ['tts-large'],
         summary: 'Delete a cloned voice',
-        body: Type.Object({ voiceId: Type.String({ minLength: 1 }) }),
+        body: Type.Object({ voiceId: VoiceId }),
         response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...speechErrors },
       },
       handler: async (request) => {

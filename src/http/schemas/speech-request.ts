@@ -6,6 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { outputFormats } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { modelLanguages } from '../../synthesis/languages.js';
+import { DictId, MAX_VOICE_ID_CHARS } from './common.js';
 
 export interface SpeechBody {
   text: string;
@@ -36,7 +37,7 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
         pattern: '\\S',
         description: 'must not be empty or only whitespace',
       }),
-      voice_id: Type.String({ minLength: 1, description: 'Voice identifier (see get_voices)' }),
+      voice_id: Type.String({ minLength: 1, maxLength: MAX_VOICE_ID_CHARS, description: 'Voice identifier (see get_voices)' }),
       sample_rate: sampleRate,
       speed: Type.Number({ minimum: 0.5, maximum: 2, default: 1 }),
       // tts-v3.1 accepts and ignores these (decisions.md point 7): clients migrating from tts-v2 send them.
@@ -45,7 +46,7 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
       language: Type.String({ enum: ['auto', ...modelLanguages[model]], default: 'auto' }),
       output_format: Type.String({ enum: [...outputFormats], default: 'pcm' }),
-      pronunciation_dicts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 100 })),
+      pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       add_wav_header: Type.Optional(Type.Boolean({ description: 'Legacy: false returns raw PCM from get_speech' })),
     },
     { required: ['text', 'voice_id'] },

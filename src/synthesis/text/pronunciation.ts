@@ -1,6 +1,10 @@
 /**
  * Pronunciation dictionaries (decisions.md points 13 and 14): entries replace whole words,
  * case-insensitively, before normalisation; a later dictionary wins over an earlier one.
+ *
+ * A dictionary is compiled once into a trie of tokens (words, whitespace runs, single other
+ * characters) and the text is matched token by token: the cost of a request grows with the length
+ * of its text, not with the size of its dictionaries, and no pattern is built per request.
  */
 import { ipaToRespelling } from './ipa-respelling.js';
 
@@ -8,10 +12,6 @@ export interface PronunciationEntry {
   word: string;
   /** A respelling in the dictionary's language, or IPA between slashes (`/təˈmɑːtoʊ/`). */
   pronunciation: string;
-}
-
-export interface PronunciationDictionary {
-  items: readonly PronunciationEntry[];
 }
 
 /** Where an IPA entry was used, in the returned text (before normalisation moves things). */
@@ -29,52 +29,129 @@ export interface DictionaryResult {
   phonemeSpans: PhonemeSpan[];
 }
 
-const WORD_CHAR = '[\\p{L}\\p{M}\\p{N}_]';
-
-function keyOf(word: string): string {
-  return word.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
+interface Replacement {
+  text: string;
+  ipa?: string;
 }
 
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+interface TrieNode {
+  next: Map<string, TrieNode>;
+  replacement?: Replacement;
 }
 
-/** One entry's pattern; boundaries only where the entry starts or ends with a word character. */
-function entryPattern(word: string): string {
-  const body = word.split(' ').map(escape).join('\\s+');
-  const start = new RegExp(`^${WORD_CHAR}`, 'u').test(word) ? `(?<!${WORD_CHAR})` : '';
-  const end = new RegExp(`${WORD_CHAR}$`, 'u').test(word) ? `(?!${WORD_CHAR})` : '';
-  return start + body + end;
+/** A dictionary ready to apply: build it once per saved version (compilePronunciationDict). */
+export interface CompiledPronunciationDict {
+  readonly root: TrieNode;
+  /** Distinct words it replaces. */
+  readonly size: number;
 }
 
-export function applyPronunciationDicts(text: string, dicts: readonly PronunciationDictionary[]): DictionaryResult {
-  const input = text.normalize('NFC');
-  const entries = new Map<string, string>();
-  // Later dictionaries overwrite earlier ones, and a later item overwrites an earlier one.
-  for (const dict of dicts) {
-    for (const item of dict.items) {
-      const key = keyOf(item.word);
-      if (key) entries.set(key, item.pronunciation.normalize('NFC').trim());
+/**
+ * Words are runs of letters, marks, digits and `_` (the Unicode-aware whole-word rule); every
+ * whitespace run is one token, and any other character is a token of its own, so "C++" or "a.b"
+ * match as written while "tomato" never matches inside "tomatoes".
+ */
+const TOKEN = /([\p{L}\p{M}\p{N}_]+)|(\s+)|([^])/gu;
+const SPACE = ' ';
+
+interface Token {
+  /** Lower-cased word or character; SPACE for any whitespace run. */
+  key: string;
+  start: number;
+  end: number;
+}
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  for (const m of text.matchAll(TOKEN)) {
+    const start = m.index!;
+    tokens.push({ key: m[2] !== undefined ? SPACE : m[0].toLowerCase(), start, end: start + m[0].length });
+  }
+  return tokens;
+}
+
+function replacementOf(pronunciation: string): Replacement {
+  const trimmed = pronunciation.normalize('NFC').trim();
+  const ipa = /^\/(.+)\/$/su.exec(trimmed)?.[1];
+  return ipa === undefined ? { text: trimmed } : { text: ipaToRespelling(ipa), ipa };
+}
+
+/** Builds a compiled dictionary entry by entry; a later entry for the same word (whatever its case or spacing) wins. */
+export class PronunciationDictBuilder {
+  private readonly root: TrieNode = { next: new Map() };
+  private readonly words = new Set<TrieNode>();
+
+  add(item: PronunciationEntry): void {
+    const keys = tokenize(item.word.normalize('NFC').trim()).map((t) => t.key);
+    if (keys.length === 0) return;
+    let node = this.root;
+    for (const key of keys) {
+      let child = node.next.get(key);
+      if (!child) node.next.set(key, (child = { next: new Map() }));
+      node = child;
     }
+    node.replacement = replacementOf(item.pronunciation);
+    this.words.add(node);
   }
-  if (entries.size === 0) return { text: input, phonemeSpans: [] };
 
-  // Longest first, so that "New York City" wins over "New York".
-  const words = [...entries.keys()].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(words.map(entryPattern).join('|'), 'giu');
+  build(): CompiledPronunciationDict {
+    return { root: this.root, size: this.words.size };
+  }
+}
 
-  let out = '';
-  let last = 0;
+export function compilePronunciationDict(items: readonly PronunciationEntry[]): CompiledPronunciationDict {
+  const builder = new PronunciationDictBuilder();
+  for (const item of items) builder.add(item);
+  return builder.build();
+}
+
+/** The longest entry of `dict` that matches the tokens from `from`: [end token index, replacement]. */
+function longestMatch(dict: CompiledPronunciationDict, tokens: Token[], from: number): [number, Replacement] | null {
+  let node = dict.root;
+  let found: [number, Replacement] | null = null;
+  for (let i = from; i < tokens.length; i++) {
+    const child = node.next.get(tokens[i]!.key);
+    if (!child) break;
+    node = child;
+    if (node.replacement) found = [i + 1, node.replacement];
+  }
+  return found;
+}
+
+/**
+ * Replace dictionary words in `text`: at each word, the longest entry of any dictionary wins
+ * ("New York City" over "New York"); for the same entry, the later dictionary.
+ */
+export function applyPronunciationDicts(text: string, dicts: readonly CompiledPronunciationDict[]): DictionaryResult {
+  const input = text.normalize('NFC');
+  if (dicts.every((d) => d.size === 0)) return { text: input, phonemeSpans: [] };
+
+  const tokens = tokenize(input);
   const phonemeSpans: PhonemeSpan[] = [];
-  for (const m of input.matchAll(pattern)) {
-    const pronunciation = entries.get(keyOf(m[0]));
-    if (pronunciation === undefined) continue;
-    out += input.slice(last, m.index);
-    const ipa = /^\/(.+)\/$/su.exec(pronunciation)?.[1];
-    const replacement = ipa === undefined ? pronunciation : ipaToRespelling(ipa);
-    if (ipa !== undefined) phonemeSpans.push({ start: out.length, end: out.length + replacement.length, word: m[0], ipa });
-    out += replacement;
-    last = m.index! + m[0].length;
+  let out = '';
+  let copiedUpTo = 0;
+  for (let i = 0; i < tokens.length; ) {
+    let best: [number, Replacement] | null = null;
+    if (tokens[i]!.key !== SPACE) {
+      for (const dict of dicts) {
+        const m = longestMatch(dict, tokens, i);
+        if (m && (!best || m[0] >= best[0])) best = m;
+      }
+    }
+    if (!best) {
+      i++;
+      continue;
+    }
+    const [end, replacement] = best;
+    const start = tokens[i]!.start;
+    const stop = tokens[end - 1]!.end;
+    out += input.slice(copiedUpTo, start);
+    if (replacement.ipa !== undefined) {
+      phonemeSpans.push({ start: out.length, end: out.length + replacement.text.length, word: input.slice(start, stop), ipa: replacement.ipa });
+    }
+    out += replacement.text;
+    copiedUpTo = stop;
+    i = end;
   }
-  return { text: out + input.slice(last), phonemeSpans };
+  return { text: out + input.slice(copiedUpTo), phonemeSpans };
 }

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { InvalidRequestError } from '../../../src/errors.js';
 import { prepareText } from '../../../src/synthesis/text/prepare.js';
+import { compilePronunciationDict } from '../../../src/synthesis/text/pronunciation.js';
 
-const dict = (...items: [string, string][]) => ({ items: items.map(([word, pronunciation]) => ({ word, pronunciation })) });
+const dict = (...items: [string, string][]) => compilePronunciationDict(items.map(([word, pronunciation]) => ({ word, pronunciation })));
 
 test('dictionaries, then normalisation, then sentences', () => {
   const r = prepareText('Dr. Smith paid $3.50 for 2 tomatoes. The tomato cost 10%!', {
@@ -59,4 +61,19 @@ test('long text comes back in pieces no longer than the limit', () => {
 
 test('whitespace-only text gives no sentences', () => {
   assert.deepEqual(prepareText(' \n\t ', { language: 'en', allowedLanguages: ['en'], dicts: [], normalize: true }).sentences, []);
+});
+
+test('the length limit holds after dictionaries and after normalisation, naming the limit', () => {
+  const base = { language: 'en', allowedLanguages: ['en'], normalize: true, maxChars: 100 };
+  const long = 'x'.repeat(480);
+  assert.throws(
+    () => prepareText('a word and a word', { ...base, dicts: [dict(['word', long])] }),
+    (err: unknown) => err instanceof InvalidRequestError && /after applying pronunciation_dicts.*limit of 100/.test(err.message),
+  );
+  // 40 characters of digits become far more words.
+  assert.throws(
+    () => prepareText('1234567 7654321 1234567 7654321 1234567', { ...base, dicts: [] }),
+    (err: unknown) => err instanceof InvalidRequestError && /after normalisation.*limit of 100/.test(err.message),
+  );
+  assert.deepEqual(prepareText('Hello there.', { ...base, dicts: [dict(['there', 'over there'])] }).sentences, ['Hello over there.']);
 });

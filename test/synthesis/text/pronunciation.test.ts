@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ipaToRespelling } from '../../../src/synthesis/text/ipa-respelling.js';
-import { applyPronunciationDicts } from '../../../src/synthesis/text/pronunciation.js';
+import { applyPronunciationDicts, compilePronunciationDict } from '../../../src/synthesis/text/pronunciation.js';
 
-const dict = (...items: [string, string][]) => ({ items: items.map(([word, pronunciation]) => ({ word, pronunciation })) });
+const dict = (...items: [string, string][]) => compilePronunciationDict(items.map(([word, pronunciation]) => ({ word, pronunciation })));
 
 describe('applyPronunciationDicts', () => {
   test('whole words only, case-insensitively: "tomato" but not "tomatoes"', () => {
@@ -44,6 +44,36 @@ describe('applyPronunciationDicts', () => {
     assert.equal(r.text, 'I say tuh-mahtoh.');
     assert.deepEqual(r.phonemeSpans, [{ start: 6, end: 16, word: 'Tomato', ipa: 'təˈmɑːtoʊ' }]);
     assert.equal(r.text.slice(6, 16), 'tuh-mahtoh');
+  });
+
+  test('a later item of the same dictionary wins; entries differing only in case or spacing are one word', () => {
+    const d = dict(['New York', 'first'], ['new   YORK', 'second']);
+    assert.equal(d.size, 1);
+    assert.equal(applyPronunciationDicts('in New York.', [d]).text, 'in second.');
+  });
+
+  test('punctuation next to words: entries starting or ending with other characters', () => {
+    const d = dict(['+x', 'plus ex'], ['C+', 'see plus'], ['e.g.', 'for example']);
+    assert.equal(applyPronunciationDicts('a+x', [d]).text, 'aplus ex', 'no boundary needed before "+"');
+    assert.equal(applyPronunciationDicts('C++', [d]).text, 'see plus+', 'no boundary needed after "+"');
+    assert.equal(applyPronunciationDicts('xC+', [d]).text, 'xC+', 'a word boundary is needed before "C"');
+    assert.equal(applyPronunciationDicts('See e.g. this', [d]).text, 'See for example this');
+  });
+
+  test('the longest entry of any dictionary wins; for the same entry the later dictionary', () => {
+    const first = dict(['new york city', 'big apple']);
+    const second = dict(['new york', 'N Y'], ['NEW YORK CITY', 'gotham']);
+    assert.equal(applyPronunciationDicts('New York City and New York', [first, dict(['new york', 'N Y'])]).text, 'big apple and N Y');
+    assert.equal(applyPronunciationDicts('New York City', [first, second]).text, 'gotham');
+    assert.equal(applyPronunciationDicts('New York City', [second, first]).text, 'big apple');
+  });
+
+  test('a dictionary of 10,000 entries replaces the words it holds and leaves the others', () => {
+    const entries = Array.from({ length: 10_000 }, (_, i): [string, string] => [`word${i}`, `say${i}`]);
+    const big = dict(...entries, ['two words', 'pair']);
+    assert.equal(big.size, 10_001);
+    const r = applyPronunciationDicts('Word0, word5000 and WORD9999 but not word10000 or two  words.', [big]);
+    assert.equal(r.text, 'say0, say5000 and say9999 but not word10000 or pair.');
   });
 
   test('no dictionaries or empty words leave the text as it is', () => {

@@ -1,0 +1,70 @@
+/**
+ * Bounds on what one connection may hold (config.http): time to send headers, time to send the
+ * body, idle keep-alive time, time a response may stall unread, and the number of connections.
+ * Node's server enforces the first three; the body deadline is enforced here so that it answers
+ * 408 with the route family's error body.
+ */
+import { PassThrough, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Config } from '../../config.js';
+import { RequestTimeoutError } from '../../errors.js';
+
+type HttpLimits = Config['http'];
+
+/** Fastify/Node server options for these limits. */
+export function httpServerOptions(limits: HttpLimits): Partial<FastifyServerOptions> {
+  const { headersTimeoutMs, bodyTimeoutMs, keepAliveTimeoutMs } = limits;
+  return {
+    // Node answers a bare 408 past this: a backstop behind the body deadline below, never first.
+    requestTimeout: headersTimeoutMs + bodyTimeoutMs + 5_000,
+    keepAliveTimeout: keepAliveTimeoutMs,
+    // No inactivity timeout while a handler works: a long transcription writes nothing for minutes.
+    connectionTimeout: 0,
+    http: {
+      headersTimeout: headersTimeoutMs,
+      // How often Node looks for connections past headersTimeout/requestTimeout (default 30 s).
+      connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(Math.min(headersTimeoutMs, bodyTimeoutMs) / 4))),
+    },
+  } as Partial<FastifyServerOptions>;
+}
+
+export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits): void {
+  app.server.maxConnections = limits.maxConnections;
+  let lastDropLog = 0;
+  app.server.on('drop', () => {
+    const now = Date.now();
+    if (now - lastDropLog < 10_000) return;
+    lastDropLog = now;
+    app.log.warn({ maxConnections: limits.maxConnections }, 'connection refused: too many open connections');
+  });
+
+  // The body must have arrived bodyTimeoutMs after the route began to read it: a body trickling
+  // in a byte at a time is cut with 408 and the connection closed.
+  app.addHook('preParsing', async (request, reply, payload) => {
+    if (request.raw.complete) return payload;
+    const guarded = new PassThrough();
+    const source = payload as Readable;
+    source.pipe(guarded);
+    source.on('error', (err) => guarded.destroy(err));
+    const timer = setTimeout(() => {
+      source.unpipe(guarded);
+      source.pause();
+      reply.header('Connection', 'close');
+      reply.raw.once('finish', () => request.raw.socket?.destroy());
+      guarded.destroy(new RequestTimeoutError(`Request body was not received within ${limits.bodyTimeoutMs / 1000} s`));
+    }, limits.bodyTimeoutMs);
+    timer.unref();
+    const stop = () => clearTimeout(timer);
+    source.once('end', stop);
+    source.once('close', stop);
+    reply.raw.once('close', stop);
+    return guarded;
+  });
+
+  // Once a response is being written, bytes that stop moving for writeStallTimeoutMs mean a
+  // client that does not read: the socket is destroyed rather than held with the response in
+  // memory. Node replaces this timeout with keepAliveTimeout when the response has gone out.
+  app.addHook('onSend', async (request) => {
+    request.raw.socket?.setTimeout(limits.writeStallTimeoutMs);
+  });
+}
