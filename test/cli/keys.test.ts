@@ -61,12 +61,16 @@ describe('parley keys (CLI)', () => {
     assert.match(text, new RegExp(`^${user.id}\t${user.accountId}\tapp\tuser\tsk_`, 'm'));
 
     // What the server's auth hook gets for each key (admin routes: test/http/admin-roles.test.ts).
-    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false });
+    const keyCacheTtlMs = 300;
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false });
     try {
       const role = async (key: string) => (await server.services.apiKeys.authenticate(key))?.role;
       assert.equal(await role(admin.key), 'admin');
       assert.equal(await role(user.key), 'user');
       assert.equal((await parley(['keys', 'role', user.id, 'admin'], env)).stdout, `${user.id} is now admin\n`);
+      // Made by another process: the server's key cache shows it within keyCacheTtlMs.
+      const until = Date.now() + keyCacheTtlMs + 2_000;
+      while ((await role(user.key)) !== 'admin' && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       assert.equal(await role(user.key), 'admin');
     } finally {
       await server.close();

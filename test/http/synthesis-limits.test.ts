@@ -142,8 +142,9 @@ describe('audio per request (limits.maxOutputSeconds)', () => {
     const last = events.at(-1)!;
     assert.equal(last.event, 'error');
     const err = JSON.parse(last.data);
-    assert.deepEqual(Object.keys(err).sort(), ['error', 'message']);
+    assert.deepEqual(Object.keys(err).sort(), ['error', 'message', 'request_id', 'status']);
     assert.equal(err.error, 'InvalidRequest');
+    assert.equal(err.status, '400');
     assert.match(err.message, limitMessage);
     assert.ok(!events.some((e) => e.event === 'complete'));
     const { bytes } = chunkBytes(events);
