@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import pino from 'pino';
+import { createFfmpegRunner } from './audio/ffmpeg.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { createWorkerPool } from './engines/worker-pool.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
@@ -68,6 +69,10 @@ async function installSpeech(services: Services): Promise<void> {
       return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer };
     },
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
+    decode: {
+      maxSeconds: config.limits.maxAudioSeconds,
+      ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
+    },
   });
   const jobs = await installJobs(services, { transcribe });
   const policy = createAddressPolicy(config.allowedPrivateHosts);

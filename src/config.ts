@@ -38,6 +38,26 @@ export interface Config {
     maxUploadBytes: number;
     /** Largest JSON body on the other routes. */
     maxJsonBytes: number;
+    /**
+     * Longest audio a transcription request may decode to (seconds; uploads and URLs). Checked
+     * against the header before decoding and counted while decoding; longer input is 400.
+     */
+    maxAudioSeconds: number;
+  };
+  /** The optional ffmpeg fallback decoder (formats Parley does not decode itself). */
+  ffmpeg: {
+    /** false: never run ffmpeg, refuse the formats that need it. */
+    enabled: boolean;
+    /** ffmpeg binary; empty = `ffmpeg` on the PATH. */
+    path: string;
+    /** ffmpeg processes at once. */
+    maxConcurrent: number;
+    /** Decodes waiting for an ffmpeg slot; more get 503 with Retry-After. */
+    queueSize: number;
+    /** Longest wait for an ffmpeg slot before 503. */
+    queueTimeoutMs: number;
+    /** One ffmpeg run is killed after this long (the request gets 400). */
+    timeoutMs: number;
   };
   rateLimits: { synthesis: RateLimit; transcription: RateLimit; management: RateLimit };
   synthesis: {
@@ -87,7 +107,8 @@ export const defaultConfig: Config = {
   allowedPrivateHosts: [],
   logLevel: 'info',
   publicDocsUrl: '/docs#tag/tts-v2',
-  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024 },
+  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024, maxAudioSeconds: 7_200 },
+  ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
     transcription: { perMinute: 120, burst: 20 },
@@ -209,6 +230,8 @@ function validate(config: Config, problems: string[]): void {
     problems.push('PARLEY_API_KEY must look like sk_ followed by at least 32 letters or digits');
   if (config.transcription.workers < 1) problems.push('transcription.workers must be at least 1');
   if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
+  if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
+  if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
 }
 
 function deepFreeze<T>(o: T): T {
