@@ -7,6 +7,7 @@
 import { AbortedError, AudioTooLongError, ParleyError, UnsupportedAudioError } from '../errors.js';
 import { concatFloat32, mixToMono } from './channel-mix.js';
 import type { PcmAudio } from './pcm.js';
+import { yieldToEventLoop } from './event-loop.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
 
 /** Sample rates a header may declare (decisions.md 22 accepts "any" rate; these are the sane ones). */
@@ -42,14 +43,23 @@ export function checkDeclaredFormat(what: string, sampleRate: number, channels: 
   }
 }
 
+/**
+ * Decoded audio on its way to the caller. Samples at or below the target rate are stored as they
+ * come and brought up to it once decoding is done: a bomb of low-rate audio is then refused after
+ * decoding alone (upsampling 2 hours of 8 kHz took 9 s of the 15 s it cost to refuse). Samples
+ * above the target rate are brought down as they come, so what is stored never outgrows
+ * `maxSeconds` at the target rate.
+ */
 export class PcmCollector {
   readonly maxSeconds: number;
   private sourceRate = 0;
+  private targetRate = 0;
   private maxFrames = 0;
   private frames = 0;
-  private resampler: StreamingResampler | undefined;
+  /** Downsampling happens on the way in; upsampling (or none) at the end. */
+  private inbound: StreamingResampler | undefined;
   private readonly parts: Float32Array[] = [];
-  /** Preallocated output when the length is known from the bytes themselves; filled up to `filled`. */
+  /** Preallocated storage when the length is known from the bytes themselves; filled up to `filled`. */
   private buffer: Float32Array | undefined;
   private filled = 0;
 
@@ -61,14 +71,9 @@ export class PcmCollector {
     return this.sourceRate > 0;
   }
 
-  /** Frames of source audio taken so far. */
-  get sourceFrames(): number {
-    return this.frames;
-  }
-
   /**
    * Sets the source rate. `knownFrames`, when the bytes at hand prove the length (PCM data size,
-   * counted packets), is checked against the cap at once and sizes the output in one allocation.
+   * counted packets), is checked against the cap at once and sizes the storage in one allocation.
    */
   async begin(sourceRate: number, knownFrames?: number): Promise<void> {
     if (this.started) throw new Error('PcmCollector.begin called twice');
@@ -76,13 +81,14 @@ export class PcmCollector {
       throw new RefusedAudioHeaderError(`Unsupported sample rate ${sourceRate} Hz`);
     }
     this.sourceRate = sourceRate;
+    this.targetRate = this.options.sampleRate ?? sourceRate;
     this.maxFrames = Math.floor(this.maxSeconds * sourceRate);
     if (knownFrames !== undefined) this.checkLength(knownFrames);
-    const targetRate = this.options.sampleRate ?? sourceRate;
-    this.resampler = await createStreamingResampler(sourceRate, targetRate);
+    if (sourceRate > this.targetRate) this.inbound = await createStreamingResampler(sourceRate, this.targetRate);
     if (knownFrames !== undefined && knownFrames > 0) {
+      const storeRate = Math.min(sourceRate, this.targetRate);
       // + a few samples: the resampler may round the count either way.
-      this.buffer = new Float32Array(Math.ceil((knownFrames * targetRate) / sourceRate) + 16);
+      this.buffer = new Float32Array(Math.ceil((knownFrames * storeRate) / sourceRate) + 16);
     }
   }
 
@@ -100,38 +106,39 @@ export class PcmCollector {
 
   /** Mono samples at the source rate. */
   push(mono: Float32Array): void {
-    if (!this.resampler) throw new Error('PcmCollector.push before begin');
+    if (!this.started) throw new Error('PcmCollector.push before begin');
     if (this.options.signal?.aborted) throw new AbortedError();
     if (mono.length === 0) return;
     this.checkLength(this.frames + mono.length);
     this.frames += mono.length;
-    this.store(this.resampler.process(mono));
+    this.store(this.inbound ? this.inbound.process(mono) : mono);
   }
 
-  /** The collected audio; UnsupportedAudioError when nothing was decoded. */
-  finish(): PcmAudio {
-    if (!this.resampler || this.frames === 0) {
-      this.dispose();
-      throw new UnsupportedAudioError('The audio holds no samples');
+  /** The collected audio at the target rate; UnsupportedAudioError when nothing was decoded. */
+  async finish(): Promise<PcmAudio> {
+    if (!this.started || this.frames === 0) throw new UnsupportedAudioError('The audio holds no samples');
+    if (this.inbound) {
+      this.store(this.inbound.flush());
+      this.inbound = undefined;
     }
-    const sampleRate = this.resampler.toRate;
-    this.store(this.resampler.flush());
-    this.resampler = undefined;
-    let samples: Float32Array;
-    if (this.buffer && this.parts.length === 0) samples = this.buffer.subarray(0, this.filled);
-    else samples = concatFloat32(this.buffer ? [this.buffer.subarray(0, this.filled), ...this.parts] : this.parts);
+    const stored = this.buffer && this.parts.length === 0 ? this.buffer.subarray(0, this.filled) : concatFloat32(this.stored());
     this.buffer = undefined;
     this.parts.length = 0;
+    const samples = this.sourceRate < this.targetRate ? await upsample(stored, this.sourceRate, this.targetRate, this.options.signal) : stored;
     if (samples.length === 0) throw new UnsupportedAudioError('The audio holds no samples');
-    return { samples, sampleRate };
+    return { samples, sampleRate: this.targetRate };
   }
 
   /** Releases the resampler's native state (on failure; `finish` does it on success). */
   dispose(): void {
-    this.resampler?.dispose();
-    this.resampler = undefined;
+    this.inbound?.dispose();
+    this.inbound = undefined;
     this.parts.length = 0;
     this.buffer = undefined;
+  }
+
+  private stored(): Float32Array[] {
+    return this.buffer ? [this.buffer.subarray(0, this.filled), ...this.parts] : this.parts;
   }
 
   private store(chunk: Float32Array): void {
@@ -146,6 +153,31 @@ export class PcmCollector {
   }
 }
 
+/** Input samples resampled between turns of the event loop. */
+const UPSAMPLE_BLOCK = 240_000;
+
+async function upsample(samples: Float32Array, fromRate: number, toRate: number, signal?: AbortSignal): Promise<Float32Array> {
+  const resampler = await createStreamingResampler(fromRate, toRate);
+  try {
+    const out = new Float32Array(Math.round((samples.length * toRate) / fromRate));
+    let filled = 0;
+    const put = (chunk: Float32Array) => {
+      const n = Math.min(chunk.length, out.length - filled);
+      out.set(chunk.subarray(0, n), filled);
+      filled += n;
+    };
+    for (let at = 0; at < samples.length; at += UPSAMPLE_BLOCK) {
+      if (signal?.aborted) throw new AbortedError();
+      put(resampler.process(samples.subarray(at, at + UPSAMPLE_BLOCK)));
+      await yieldToEventLoop();
+    }
+    put(resampler.flush());
+    return out.subarray(0, filled);
+  } finally {
+    resampler.dispose();
+  }
+}
+
 /**
  * Runs `decode` against a fresh collector and returns what it collected, releasing the
  * collector's native state whatever happens.
@@ -154,7 +186,7 @@ export async function collect(options: CollectOptions, decode: (collector: PcmCo
   const collector = new PcmCollector(options);
   try {
     await decode(collector);
-    return collector.finish();
+    return await collector.finish();
   } finally {
     collector.dispose();
   }
