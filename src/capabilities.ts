@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import pino from 'pino';
+import { ConcurrencyLimit } from './audio/concurrency-limit.js';
 import { createFfmpegRunner } from './audio/ffmpeg.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { createWorkerPool } from './engines/worker-pool.js';
@@ -72,6 +73,12 @@ async function installSpeech(services: Services): Promise<void> {
     decode: {
       maxSeconds: config.limits.maxAudioSeconds,
       ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
+      concurrency: new ConcurrencyLimit({
+        maxConcurrent: config.limits.maxConcurrentDecodes,
+        queueSize: config.limits.decodeQueueSize,
+        queueTimeoutMs: config.limits.decodeQueueTimeoutMs,
+        busyMessage: 'Server is busy decoding other audio. Please try again later.',
+      }),
     },
   });
   const jobs = await installJobs(services, { transcribe });

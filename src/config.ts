@@ -43,6 +43,11 @@ export interface Config {
      * against the header before decoding and counted while decoding; longer input is 400.
      */
     maxAudioSeconds: number;
+    /** Transcription inputs decoded at once; each holds up to maxAudioSeconds of 16 kHz audio (~460 MB at 2 h). */
+    maxConcurrentDecodes: number;
+    /** Decodes that may wait for a slot (up to decodeQueueTimeoutMs); more get 503 with Retry-After. */
+    decodeQueueSize: number;
+    decodeQueueTimeoutMs: number;
   };
   /** The optional ffmpeg fallback decoder (formats Parley does not decode itself). */
   ffmpeg: {
@@ -107,7 +112,7 @@ export const defaultConfig: Config = {
   allowedPrivateHosts: [],
   logLevel: 'info',
   publicDocsUrl: '/docs#tag/tts-v2',
-  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024, maxAudioSeconds: 7_200 },
+  limits: { maxTextChars: 10_000, maxUploadBytes: 25 * 1024 * 1024, maxJsonBytes: 1024 * 1024, maxAudioSeconds: 7_200, maxConcurrentDecodes: 2, decodeQueueSize: 32, decodeQueueTimeoutMs: 60_000 },
   ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
@@ -232,6 +237,7 @@ function validate(config: Config, problems: string[]): void {
   if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
   if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
   if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
+  if (config.limits.maxConcurrentDecodes < 1) problems.push('limits.maxConcurrentDecodes must be at least 1');
 }
 
 function deepFreeze<T>(o: T): T {

@@ -5,7 +5,7 @@
 import { UnsupportedAudioError } from '../errors.js';
 import { aLawTable, muLawTable } from './g711.js';
 import { checkDeclaredFormat, RefusedAudioHeaderError } from './pcm-collector.js';
-import type { PcmAudio, PcmSource } from './pcm.js';
+import type { PcmSource } from './pcm.js';
 import { checkedFloat, mixFrames } from './wav.js';
 
 function fourCc(bytes: Uint8Array, offset: number): string {
@@ -83,12 +83,6 @@ export function openAiff(bytes: Uint8Array): PcmSource {
   if (frames === 0) throw new UnsupportedAudioError('AIFF file holds no audio samples');
   const data = sound;
   return { sampleRate, frames, read: (from, to) => mixFrames(read, from, Math.min(to, frames), channels, width, data.length) };
-}
-
-/** Decodes a whole AIFF file to mono float samples at its own rate. */
-export function parseAiff(bytes: Uint8Array): PcmAudio {
-  const source = openAiff(bytes);
-  return { samples: source.read(0, source.frames), sampleRate: source.sampleRate };
 }
 
 /** Bytes per sample, and a function reading one sample at a byte offset as a float in [-1, 1]. */

@@ -16,7 +16,7 @@ import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioTooLongError, UnsupportedAudioError } from '../errors.js';
 import { yieldToEventLoop } from './event-loop.js';
-import { oggPackets } from './ogg.js';
+import { oggGranuleSpan, oggPackets } from './ogg.js';
 import { decodeOpusPackets, parseOpusHead } from './opus.js';
 import { asDecodeError, checkDeclaredFormat, RefusedAudioHeaderError, type PcmCollector } from './pcm-collector.js';
 import { id3Length, mpegFrameLength, mpegFrameSeconds } from './sniff.js';
@@ -117,16 +117,22 @@ export async function decodeFlac(bytes: Uint8Array, collector: PcmCollector): Pr
   return decodeInSlices(new FLACDecoder(), bytes, 'FLAC', collector);
 }
 
-/** The Vorbis identification header declares rate and channels: checked before decoding. */
-function checkVorbisHeader(bytes: Uint8Array): void {
+/**
+ * The Vorbis identification header declares rate and channels, and the pages' granule positions
+ * the length: checked before decoding (the decoder's output is counted all the same, for pages
+ * that lie).
+ */
+function checkVorbisHeader(bytes: Uint8Array, collector: PcmCollector): void {
   const packet = 27 + bytes[26];
   if (packet + 16 > bytes.length) throw new UnsupportedAudioError('Truncated Vorbis header');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  checkDeclaredFormat('Vorbis stream', view.getUint32(packet + 12, true), bytes[packet + 11]);
+  const sampleRate = view.getUint32(packet + 12, true);
+  checkDeclaredFormat('Vorbis stream', sampleRate, bytes[packet + 11]);
+  if (oggGranuleSpan(bytes) / sampleRate > collector.maxSeconds) throw new AudioTooLongError(collector.maxSeconds);
 }
 
 export function decodeOggVorbis(bytes: Uint8Array, collector: PcmCollector): Promise<void> {
-  checkVorbisHeader(bytes);
+  checkVorbisHeader(bytes, collector);
   return decodeInSlices(new OggVorbisDecoder(), bytes, 'Ogg Vorbis', collector);
 }
 

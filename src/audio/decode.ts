@@ -12,6 +12,7 @@ import { UnsupportedAudioError } from '../errors.js';
 import { openAiff } from './aiff.js';
 import { decodeFlac, decodeMp3, decodeOggOpus, decodeOggVorbis } from './codec-decoders.js';
 import { yieldToEventLoop } from './event-loop.js';
+import type { ConcurrencyLimit } from './concurrency-limit.js';
 import { createFfmpegRunner, type FfmpegRunner } from './ffmpeg.js';
 import { decodeMatroskaOpus } from './matroska-opus.js';
 import { collect, DEFAULT_MAX_AUDIO_SECONDS, RefusedAudioHeaderError, type PcmCollector } from './pcm-collector.js';
@@ -34,6 +35,11 @@ export interface DecodeOptions {
   ffmpeg?: FfmpegRunner | false;
   /** Stops decoding (and kills ffmpeg) when the client goes away. */
   signal?: AbortSignal;
+  /**
+   * Decodes running at once in this process. Each holds up to `maxSeconds` of audio, so this is
+   * what bounds decoding memory across requests. Default: no limit.
+   */
+  concurrency?: ConcurrencyLimit;
 }
 
 type NativeDecoder = (bytes: Uint8Array, collector: PcmCollector, sampleRate: number | undefined) => Promise<void>;
@@ -67,6 +73,11 @@ let defaultFfmpeg: FfmpegRunner | undefined;
 
 export async function decodeAudio(bytes: Uint8Array, hint: DecodeHint = {}, options: DecodeOptions = {}): Promise<PcmAudio> {
   if (bytes.length === 0) throw new UnsupportedAudioError('The audio is empty');
+  if (options.concurrency) return options.concurrency.run(() => decodeNow(bytes, hint, options), options.signal);
+  return decodeNow(bytes, hint, options);
+}
+
+async function decodeNow(bytes: Uint8Array, hint: DecodeHint, options: DecodeOptions): Promise<PcmAudio> {
   const { sampleRate, signal } = options;
   const limits = { sampleRate, signal, maxSeconds: options.maxSeconds ?? DEFAULT_MAX_AUDIO_SECONDS };
   const container = sniffContainer(bytes);
@@ -96,7 +107,7 @@ export async function decodeAudio(bytes: Uint8Array, hint: DecodeHint = {}, opti
     throw nativeError ?? new UnsupportedAudioError(`Unsupported audio format (${describe(container)}); installing ffmpeg adds support for more formats`);
   }
   try {
-    return await collect(limits, (collector) => ffmpeg.decode(bytes, collector, { sampleRate, signal, seekable: container === 'mp4' }));
+    return await collect(limits, (collector) => ffmpeg.decode(bytes, collector, { signal, seekable: container === 'mp4' }));
   } catch (error) {
     // The native decoder's reason is more specific than ffmpeg's for formats we know.
     throw nativeError && error instanceof UnsupportedAudioError ? nativeError : error;

@@ -13,7 +13,8 @@ import { constants } from 'node:fs';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { AbortedError, OverloadedError, UnsupportedAudioError } from '../errors.js';
+import { AbortedError, UnsupportedAudioError } from '../errors.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
 import { asDecodeError, type PcmCollector } from './pcm-collector.js';
 import { checkedFloat } from './wav.js';
 
@@ -63,57 +64,7 @@ export interface FfmpegLimits {
 
 export const defaultFfmpegLimits: FfmpegLimits = { maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 };
 
-/** A counting semaphore with a bounded, time-limited queue in front of it. */
-class Slots {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly limits: FfmpegLimits) {}
-
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    if (this.running < this.limits.maxConcurrent) return this.take();
-    if (this.waiting.length >= this.limits.queueSize) throw busy('every ffmpeg slot is taken and its queue is full');
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        cleanup();
-        resolve(this.take());
-      };
-      const giveUp = (error: Error) => {
-        cleanup();
-        const at = this.waiting.indexOf(grant);
-        if (at >= 0) this.waiting.splice(at, 1);
-        reject(error);
-      };
-      const timer = setTimeout(() => giveUp(busy('no ffmpeg slot became free in time')), this.limits.queueTimeoutMs);
-      const onAbort = () => giveUp(new AbortedError());
-      const cleanup = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(grant);
-    });
-  }
-
-  private take(): () => void {
-    this.running++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.running--;
-      this.waiting.shift()?.();
-    };
-  }
-}
-
-function busy(reason: string): OverloadedError {
-  return new OverloadedError(2, `Server is busy decoding other audio (${reason}). Please try again later.`);
-}
-
 export interface FfmpegDecodeOptions {
-  /** Output rate; undefined keeps the input's own rate. */
-  sampleRate?: number;
   /**
    * Give ffmpeg a temporary file instead of stdin. Needed for MP4/M4A, whose index (`moov`)
    * is often at the end of the file and cannot be read from a pipe.
@@ -129,7 +80,7 @@ export interface FfmpegRunner {
 
 /** `path` null looks ffmpeg up on the PATH at first use. */
 export function createFfmpegRunner(path: string | null = null, limits: FfmpegLimits = defaultFfmpegLimits): FfmpegRunner {
-  const slots = new Slots(limits);
+  const slots = new ConcurrencyLimit({ ...limits, busyMessage: 'Server is busy decoding other audio. Please try again later.' });
   return {
     async decode(bytes, collector, options = {}) {
       const command = path ?? (await findFfmpeg());
@@ -145,9 +96,9 @@ export function createFfmpegRunner(path: string | null = null, limits: FfmpegLim
 }
 
 /**
- * Decodes with ffmpeg to mono float samples, at `sampleRate` or the input's own rate. ffmpeg
- * writes a float WAV to stdout: its header gives the rate, and the samples after it are counted
- * into the collector as they arrive.
+ * Decodes with ffmpeg to mono float samples at the input's own rate. ffmpeg writes a float WAV to
+ * stdout: its header gives the rate, and the samples after it are counted into the collector as
+ * they arrive.
  */
 async function decodeWithFfmpeg(
   command: string,
@@ -170,7 +121,8 @@ async function decodeWithFfmpeg(
       '-format_whitelist', FFMPEG_DEMUXERS,
       '-i', input,
       '-map', '0:a:0', '-vn', '-sn', '-dn', '-map_metadata', '-1', '-fflags', '+bitexact',
-      '-ac', '1', ...(options.sampleRate ? ['-ar', String(options.sampleRate)] : []),
+      // The input's own rate: the collector resamples (and stores low-rate audio at its own rate).
+      '-ac', '1',
       // ffmpeg stops by itself a little past the cap; the collector decides, by counting.
       '-t', String(collector.maxSeconds + 1),
       '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1',
@@ -216,7 +168,7 @@ function run(
     let pending = Buffer.alloc(0);
     let stderr = '';
     let failure: unknown;
-    let queue = Promise.resolve();
+    let beginning = Promise.resolve();
     const fail = (error: unknown) => {
       failure ??= error;
       child.kill('SIGKILL');
@@ -227,42 +179,39 @@ function run(
     if (options.signal?.aborted) onAbort();
 
     /** Whole float samples of `chunk` into the collector; a split sample waits for the next chunk. */
+    let scratch = new Float32Array(0);
     const take = (chunk: Buffer) => {
       const bytes = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       const usable = bytes.length - (bytes.length % 4);
       pending = Buffer.from(bytes.subarray(usable));
       if (usable === 0) return;
-      const samples = new Float32Array(usable / 4);
-      new Uint8Array(samples.buffer).set(bytes.subarray(0, usable));
+      // One scratch array for every chunk: the collector copies what it keeps.
+      if (scratch.length < usable / 4) scratch = new Float32Array(usable / 4);
+      const samples = scratch.subarray(0, usable / 4);
+      new Uint8Array(samples.buffer, 0, usable).set(bytes.subarray(0, usable));
       for (let i = 0; i < samples.length; i++) samples[i] = checkedFloat(samples[i]);
       collector.push(samples);
     };
 
     child.stdout.on('data', (chunk: Buffer) => {
       if (failure) return;
-      // begin() is async (it may load the resampler): chunks are handled in order through one
-      // queue, and ffmpeg waits (its pipe fills) while one is being taken.
-      child.stdout.pause();
-      queue = queue.then(async () => {
-        if (failure) return;
-        try {
-          if (!started) {
-            header = Buffer.concat([header, chunk]);
-            const found = wavStreamHeader(header);
-            if (!found) return;
-            started = true;
-            if (!collector.started) await collector.begin(found.sampleRate);
-            take(header.subarray(found.dataStart));
-            header = Buffer.alloc(0);
-          } else {
-            take(chunk);
-          }
-        } catch (error) {
-          fail(error);
-        } finally {
-          child.stdout.resume();
-        }
-      });
+      try {
+        if (started) return take(chunk);
+        header = Buffer.concat([header, chunk]);
+        const found = wavStreamHeader(header);
+        if (!found) return;
+        started = true;
+        const rest = header.subarray(found.dataStart);
+        // begin() is async (it may load the resampler): ffmpeg waits, its pipe full, meanwhile.
+        child.stdout.pause();
+        beginning = collector
+          .begin(found.sampleRate)
+          .then(() => take(rest))
+          .catch(fail)
+          .finally(() => child.stdout.resume());
+      } catch (error) {
+        fail(error);
+      }
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');
@@ -271,7 +220,7 @@ function run(
     child.on('close', (code) => {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      void queue.then(() => {
+      void beginning.then(() => {
         if (failure) return reject(failure);
         if (code !== 0) {
           const reason = stderr.trim().split('\n').pop() || `exit code ${code}`;

@@ -56,3 +56,33 @@ function indexOfCapture(bytes: Uint8Array, from: number): number {
   }
   return -1;
 }
+
+/**
+ * Samples between the first and the last granule position of the first logical stream (pages
+ * that end no packet carry none): the stream's length less its first page, so never more than
+ * the audio there is, even for a stream that does not start at 0. Walks page headers only.
+ */
+export function oggGranuleSpan(bytes: Uint8Array): number {
+  let serial: number | undefined;
+  let first: number | undefined;
+  let last = 0;
+  for (let at = indexOfCapture(bytes, 0); at >= 0 && at + 27 <= bytes.length; ) {
+    const segments = bytes[at + 26];
+    let bodyLength = 0;
+    for (let i = 0; i < segments && at + 27 + i < bytes.length; i++) bodyLength += bytes[at + 27 + i];
+    const view = new DataView(bytes.buffer, bytes.byteOffset + at, 27);
+    const pageSerial = view.getUint32(14, true);
+    serial ??= pageSerial;
+    const low = view.getUint32(6, true);
+    const high = view.getUint32(10, true);
+    const hasGranule = !(low === 0xffffffff && high === 0xffffffff);
+    if (pageSerial === serial && hasGranule && (low !== 0 || high !== 0)) {
+      const granule = high * 2 ** 32 + low;
+      first ??= granule;
+      last = granule;
+    }
+    const next = at + 27 + segments + bodyLength;
+    at = isCapture(bytes, next) ? next : indexOfCapture(bytes, at + 1);
+  }
+  return first === undefined ? 0 : Math.max(0, last - first);
+}

@@ -58,7 +58,9 @@ export class PcmCollector {
   private frames = 0;
   /** Downsampling happens on the way in; upsampling (or none) at the end. */
   private inbound: StreamingResampler | undefined;
+  /** Storage blocks past the buffer (or without one); the last is filled up to `partFill`. */
   private readonly parts: Float32Array[] = [];
+  private partFill = 0;
   /** Preallocated storage when the length is known from the bytes themselves; filled up to `filled`. */
   private buffer: Float32Array | undefined;
   private filled = 0;
@@ -104,7 +106,7 @@ export class PcmCollector {
     this.push(mixToMono(channels, frames));
   }
 
-  /** Mono samples at the source rate. */
+  /** Mono samples at the source rate. They are copied: the caller may reuse the array. */
   push(mono: Float32Array): void {
     if (!this.started) throw new Error('PcmCollector.push before begin');
     if (this.options.signal?.aborted) throw new AbortedError();
@@ -137,10 +139,17 @@ export class PcmCollector {
     this.buffer = undefined;
   }
 
+  /** What was stored, in order: the buffer's filled part, then the blocks, the last one cut to its fill. */
   private stored(): Float32Array[] {
-    return this.buffer ? [this.buffer.subarray(0, this.filled), ...this.parts] : this.parts;
+    const blocks = this.parts.map((block, i) => (i === this.parts.length - 1 ? block.subarray(0, this.partFill) : block));
+    return this.buffer ? [this.buffer.subarray(0, this.filled), ...blocks] : blocks;
   }
 
+  /**
+   * Appends to the preallocated buffer, else to blocks that grow to 16 MB: decoders hand over
+   * thousands of small chunks, and keeping each as its own array left hundreds of MB of freed
+   * small allocations that the allocator never gave back to the system (RSS stayed at its peak).
+   */
   private store(chunk: Float32Array): void {
     if (chunk.length === 0) return;
     const buffer = this.buffer;
@@ -149,9 +158,26 @@ export class PcmCollector {
       this.filled += chunk.length;
       return;
     }
-    this.parts.push(chunk);
+    let offset = 0;
+    while (offset < chunk.length) {
+      let block = this.parts[this.parts.length - 1];
+      if (!block || this.partFill === block.length) {
+        const size = Math.min(MAX_BLOCK_SAMPLES, Math.max(MIN_BLOCK_SAMPLES, this.frames >> 2));
+        block = new Float32Array(size);
+        this.parts.push(block);
+        this.partFill = 0;
+      }
+      const n = Math.min(chunk.length - offset, block.length - this.partFill);
+      block.set(chunk.subarray(offset, offset + n), this.partFill);
+      this.partFill += n;
+      offset += n;
+    }
   }
 }
+
+/** Storage blocks start at 1 MB and grow with the audio to 16 MB. */
+const MIN_BLOCK_SAMPLES = 1 << 18;
+const MAX_BLOCK_SAMPLES = 1 << 22;
 
 /** Input samples resampled between turns of the event loop. */
 const UPSAMPLE_BLOCK = 240_000;

@@ -6,7 +6,7 @@
 import { UnsupportedAudioError } from '../errors.js';
 import { aLawTable, muLawTable } from './g711.js';
 import { checkDeclaredFormat } from './pcm-collector.js';
-import type { PcmAudio, PcmSource } from './pcm.js';
+import type { PcmSource } from './pcm.js';
 import { mixFrames } from './wav.js';
 
 type RawEncoding = 's16le' | 's16be' | 'mulaw' | 'alaw';
@@ -62,10 +62,4 @@ export function openRawPcm(bytes: Uint8Array, format: RawFormat): PcmSource {
   const table = encoding === 'mulaw' ? muLawTable : aLawTable;
   const read = width === 2 ? (at: number) => view.getInt16(at, littleEndian) / 32768 : (at: number) => table[bytes[at]];
   return { sampleRate, frames, read: (from, to) => mixFrames(read, from, Math.min(to, frames), channels, width, bytes.length) };
-}
-
-/** Decodes headerless samples at once (mono, the format's own rate). */
-export function parseRawPcm(bytes: Uint8Array, format: RawFormat): PcmAudio {
-  const source = openRawPcm(bytes, format);
-  return { samples: source.read(0, source.frames), sampleRate: source.sampleRate };
 }

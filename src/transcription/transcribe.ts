@@ -13,8 +13,8 @@ import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.
 export interface TranscriberDeps {
   /** The engines of the moment; undefined `vad` means no VAD pack is installed. */
   engines(): Partial<TranscriptionEngines> & Pick<TranscriptionEngines, 'recognizers'> & { analyzer: SpeakerAnalyzer };
-  /** The duration cap and ffmpeg runner (rate and signal are set per request). */
-  decode?: Pick<DecodeOptions, 'maxSeconds' | 'ffmpeg'>;
+  /** The duration cap, decode concurrency and ffmpeg runner (rate and signal are set per request). */
+  decode?: Pick<DecodeOptions, 'maxSeconds' | 'ffmpeg' | 'concurrency'>;
   utterancePauseSeconds: number;
 }
 

@@ -229,15 +229,19 @@ function oggPacketsOf(bytes: Uint8Array): Uint8Array[] {
 
 let vorbisParts: { headers: Uint8Array[]; silent: Uint8Array } | undefined;
 
-/** Ogg Vorbis, 8 kHz mono: ffmpeg's three header packets, then one silent packet again and again. */
-export function vorbisBomb(seconds: number): Uint8Array {
+/**
+ * Ogg Vorbis, 8 kHz mono: ffmpeg's three header packets, then one silent packet again and again.
+ * `honestGranules` false leaves every page's granule position at 0, so the length is only known
+ * by decoding.
+ */
+export function vorbisBomb(seconds: number, honestGranules = true): Uint8Array {
   vorbisParts ??= (() => {
     const packets = oggPacketsOf(ffmpegSilence(['-c:a', 'libvorbis', '-f', 'ogg']));
     return { headers: packets.slice(0, 3), silent: packets[Math.floor(packets.length / 2)] };
   })();
   // libvorbis codes silence at 8 kHz in short blocks: 256 new samples per packet.
   const count = Math.ceil((seconds * 8_000) / 256);
-  return oggStream([...vorbisParts.headers, ...new Array<Uint8Array>(count).fill(vorbisParts.silent)], () => 256, 3);
+  return oggStream([...vorbisParts.headers, ...new Array<Uint8Array>(count).fill(vorbisParts.silent)], () => (honestGranules ? 256 : 0), 3);
 }
 
 let silentAdts: Uint8Array | undefined;
@@ -269,7 +273,8 @@ export function allBombs(seconds: number): Record<string, { bytes: Uint8Array; c
     mp3: { bytes: mp3Bomb(seconds), contentType: 'audio/mpeg' },
     'ogg opus': { bytes: oggOpusBomb(seconds), contentType: 'audio/ogg' },
     'webm opus': { bytes: webmOpusBomb(seconds), contentType: 'audio/webm' },
-    'ogg vorbis': { bytes: vorbisBomb(seconds), contentType: 'audio/ogg' },
+    'ogg vorbis (granules declared)': { bytes: vorbisBomb(seconds, true), contentType: 'audio/ogg' },
+    'ogg vorbis (granules lie)': { bytes: vorbisBomb(seconds, false), contentType: 'audio/ogg' },
     'adts aac (ffmpeg)': { bytes: adtsBomb(seconds), contentType: 'audio/aac' },
   };
 }

@@ -43,6 +43,8 @@ export interface FuzzReport {
   crashed: boolean;
   slowest: { index: number; kind: string; ms: number; status: string };
   peakRssMb: number;
+  /** The cases in flight when the peak RSS was sampled. */
+  peakCases: string;
   wallSeconds: number;
 }
 
@@ -128,8 +130,15 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     crashed = true;
   });
   let peakKb = 0;
+  /** Cases in flight, to name the ones running when the peak was reached. */
+  const inFlight = new Map<number, string>();
+  let peakCases = '';
   const sampler = setInterval(() => {
-    peakKb = Math.max(peakKb, treeRssKb(server.child.pid!));
+    const kb = treeRssKb(server.child.pid!);
+    if (kb > peakKb) {
+      peakKb = kb;
+      peakCases = [...inFlight].map(([i, kind]) => `${i} (${kind})`).join(', ');
+    }
   }, 200);
 
   const report: FuzzReport = {
@@ -141,6 +150,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     crashed: false,
     slowest: { index: -1, kind: '', ms: 0, status: '' },
     peakRssMb: 0,
+    peakCases: '',
     wallSeconds: 0,
   };
   try {
@@ -158,6 +168,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const runOne = async (index: number) => {
       const c: FuzzCase = generateCase(options.seed, index, ctx);
       const headers = { ...c.headers, ...(c.anonymous ? {} : auth) };
+      inFlight.set(index, c.kind);
       const t0 = performance.now();
       let outcome: string;
       let detail = '';
@@ -176,6 +187,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         outcome = crashed ? 'server crash' : 'connection error';
         detail = String((error as Error).cause ?? error);
       }
+      inFlight.delete(index);
       const ms = performance.now() - t0;
       if (ms > report.slowest.ms) report.slowest = { index, kind: c.kind, ms: Math.round(ms), status: outcome };
       if (ms > REQUEST_LIMIT_MS) {
@@ -208,6 +220,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     files.server.closeAllConnections();
   }
   report.peakRssMb = Math.round(peakKb / 1024);
+  report.peakCases = peakCases;
   report.wallSeconds = Math.round((performance.now() - started) / 1000);
   return report;
 }
@@ -218,7 +231,7 @@ export function formatReport(r: FuzzReport): string {
     `outcomes: ${Object.entries(r.byOutcome).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `server crashed: ${r.crashed ? 'YES' : 'no'}; failures (5xx other than 503, over 30 s, dropped connections): ${r.failures.length}`,
     `slowest request: case ${r.slowest.index} (${r.slowest.kind}) ${r.slowest.ms} ms -> ${r.slowest.status}`,
-    `server peak RSS (process tree, sampled every 200 ms): ${r.peakRssMb} MB`,
+    `server peak RSS (process tree, sampled every 200 ms): ${r.peakRssMb} MB, with cases ${r.peakCases || '(none)'} in flight`,
     'by kind:',
     ...Object.entries(r.byKind).sort().map(([kind, outcomes]) => `  ${kind}: ${Object.entries(outcomes).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`),
   ];
