@@ -136,6 +136,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const sampler = setInterval(() => {
     const kb = treeRssKb(server.child.pid!);
     if (kb > peakKb) {
+      if (kb > peakKb + 200 * 1024) log(`server RSS ${Math.round(kb / 1024)} MB with cases ${[...inFlight].map(([i, kind]) => `${i} (${kind})`).join(', ')} in flight`);
       peakKb = kb;
       peakCases = [...inFlight].map(([i, kind]) => `${i} (${kind})`).join(', ');
     }
@@ -196,6 +197,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       if ((outcome.startsWith('5') && outcome !== '503 overload') || outcome === 'connection error' || outcome === 'server crash') {
         report.failures.push({ index, kind: c.kind, path: c.path.slice(0, 120), outcome, detail });
       }
+      const failure = report.failures[report.failures.length - 1];
+      if (failure?.index === index) log(`FAIL case ${index} (${c.kind}): ${failure.outcome} ${failure.detail.slice(0, 200)}`);
       count(c.kind, outcome);
       report.cases++;
       if (report.cases % 500 === 0) log(`${report.cases} cases, ${report.failures.length} failures, ${Math.round((performance.now() - started) / 1000)} s, server RSS peak ${Math.round(peakKb / 1024)} MB`);

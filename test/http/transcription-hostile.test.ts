@@ -219,3 +219,36 @@ function oggOpusWithChannels(channels: number): Uint8Array {
   out[at] = channels;
   return new Uint8Array(out);
 }
+
+describe('POST /api/v1/stt/get_text with one decode slot and no queue', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({
+      capabilities,
+      config: {
+        modelsDir: modelsDirWith(MODELS),
+        logLevel: 'silent',
+        rateLimits: { transcription: { perMinute: 0 } },
+        limits: { maxConcurrentDecodes: 1, decodeQueueSize: 0 },
+      },
+    });
+  });
+  after(() => s?.close());
+
+  it('decodes past the slot are 503 with Retry-After while a bomb is being counted', async () => {
+    // A FLAC of unknown length is decoded up to the 2-hour cap: a second or more in the slot.
+    const bomb = flacBomb(BOMB_SECONDS, false);
+    const answers = await Promise.all([bomb, bomb, bomb].map((bytes) => post(s, bytes, 'audio/flac')));
+    const statuses = answers.map((a) => a.res.status).sort();
+    assert.deepEqual(statuses, [400, 503, 503]);
+    for (const { res, body } of answers) {
+      assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
+      if (res.status === 503) {
+        assert.ok(Number(res.headers.get('retry-after')) >= 1);
+        assert.match(body.error, /busy/);
+      } else {
+        assert.equal(body.error, 'Audio duration exceeds maximum limit of 2 hours');
+      }
+    }
+  });
+});
