@@ -39,13 +39,18 @@ function ffmpegChildren(): number {
   }
 }
 
+/** A server with the real engines, rate limits off, and `limits`/`ffmpeg` settings of the test's own. */
+function startHostileServer(config: { limits?: Record<string, number>; ffmpeg?: Record<string, number> } = {}): Promise<TestServer> {
+  return startTestServer({
+    capabilities,
+    config: { modelsDir: modelsDirWith(MODELS), logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, ...config },
+  });
+}
+
 describe('POST /api/v1/stt/get_text with hostile input', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({
-      capabilities,
-      config: { modelsDir: modelsDirWith(MODELS), logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } } },
-    });
+    s = await startHostileServer();
   });
   after(() => s?.close());
 
@@ -174,16 +179,7 @@ describe('POST /api/v1/stt/get_text with hostile input', () => {
 describe('POST /api/v1/stt/get_text with a 10 s cap and one ffmpeg slot', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({
-      capabilities,
-      config: {
-        modelsDir: modelsDirWith(MODELS),
-        logLevel: 'silent',
-        rateLimits: { transcription: { perMinute: 0 } },
-        limits: { maxAudioSeconds: 10 },
-        ffmpeg: { maxConcurrent: 1, queueSize: 0 },
-      },
-    });
+    s = await startHostileServer({ limits: { maxAudioSeconds: 10 }, ffmpeg: { maxConcurrent: 1, queueSize: 0 } });
   });
   after(() => s?.close());
 
@@ -223,15 +219,7 @@ function oggOpusWithChannels(channels: number): Uint8Array {
 describe('POST /api/v1/stt/get_text with one decode slot and no queue', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({
-      capabilities,
-      config: {
-        modelsDir: modelsDirWith(MODELS),
-        logLevel: 'silent',
-        rateLimits: { transcription: { perMinute: 0 } },
-        limits: { maxConcurrentDecodes: 1, decodeQueueSize: 0 },
-      },
-    });
+    s = await startHostileServer({ limits: { maxConcurrentDecodes: 1, decodeQueueSize: 0 } });
   });
   after(() => s?.close());
 
