@@ -5,6 +5,8 @@
  */
 import path from 'node:path';
 import pino from 'pino';
+import { ConcurrencyLimit } from './audio/concurrency-limit.js';
+import { createFfmpegRunner } from './audio/ffmpeg.js';
 import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
@@ -90,6 +92,16 @@ async function installSpeech(services: Services): Promise<void> {
       return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
     },
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
+    decode: {
+      maxSeconds: config.limits.maxAudioSeconds,
+      ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
+      concurrency: new ConcurrencyLimit({
+        maxConcurrent: config.limits.maxConcurrentDecodes,
+        queueSize: config.limits.decodeQueueSize,
+        queueTimeoutMs: config.limits.decodeQueueTimeoutMs,
+        busyMessage: 'Server is busy decoding other audio. Please try again later.',
+      }),
+    },
   });
   const jobs = await installJobs(services, { transcribe });
   const policy = createAddressPolicy(config.allowedPrivateHosts);

@@ -49,6 +49,31 @@ export interface Config {
     maxDictEntries: number;
     /** Pronunciation dictionaries per account. */
     maxDictsPerAccount: number;
+    /**
+     * Longest audio a transcription request may decode to (seconds; uploads and URLs). Checked
+     * against the header before decoding and counted while decoding; longer input is 400.
+     */
+    maxAudioSeconds: number;
+    /** Transcription inputs decoded at once; each holds up to maxAudioSeconds of 16 kHz audio (~460 MB at 2 h). */
+    maxConcurrentDecodes: number;
+    /** Decodes that may wait for a slot (up to decodeQueueTimeoutMs); more get 503 with Retry-After. */
+    decodeQueueSize: number;
+    decodeQueueTimeoutMs: number;
+  };
+  /** The optional ffmpeg fallback decoder (formats Parley does not decode itself). */
+  ffmpeg: {
+    /** false: never run ffmpeg, refuse the formats that need it. */
+    enabled: boolean;
+    /** ffmpeg binary; empty = `ffmpeg` on the PATH. */
+    path: string;
+    /** ffmpeg processes at once. */
+    maxConcurrent: number;
+    /** Decodes waiting for an ffmpeg slot; more get 503 with Retry-After. */
+    queueSize: number;
+    /** Longest wait for an ffmpeg slot before 503. */
+    queueTimeoutMs: number;
+    /** One ffmpeg run is killed after this long (the request gets 400). */
+    timeoutMs: number;
   };
   /**
    * Limits of the HTTP server itself. A request's headers must arrive within headersTimeoutMs and
@@ -175,6 +200,10 @@ export const defaultConfig: Config = {
     maxOutputSeconds: 1_800,
     maxDictEntries: 10_000,
     maxDictsPerAccount: 100,
+    maxAudioSeconds: 7_200,
+    maxConcurrentDecodes: 2,
+    decodeQueueSize: 32,
+    decodeQueueTimeoutMs: 60_000,
   },
   http: {
     headersTimeoutMs: 10_000,
@@ -184,6 +213,7 @@ export const defaultConfig: Config = {
     maxConnections: 1_000,
   },
   auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000 },
+  ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
     transcription: { perMinute: 120, burst: 20 },
@@ -328,6 +358,9 @@ function validate(config: Config, problems: string[]): void {
     problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
   for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)
     if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
+  if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
+  if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
+  if (config.limits.maxConcurrentDecodes < 1) problems.push('limits.maxConcurrentDecodes must be at least 1');
 }
 
 function deepFreeze<T>(o: T): T {

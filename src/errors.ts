@@ -25,6 +25,23 @@ export class UnsupportedAudioError extends ParleyError {
   }
 }
 
+/** Transcription input that decodes to more audio than the per-request cap (limits.maxAudioSeconds). */
+export class AudioTooLongError extends ParleyError {
+  readonly code = 'AudioTooLong';
+  readonly status = 400;
+  constructor(readonly limitSeconds: number) {
+    super(`Audio duration exceeds maximum limit of ${describeSeconds(limitSeconds)}`);
+  }
+}
+
+/** "2 hours", "90 minutes", "45 seconds": the largest unit that states the limit exactly. */
+function describeSeconds(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds >= 3600 && seconds % 3600 === 0) return plural(seconds / 3600, 'hour');
+  if (seconds >= 60 && seconds % 60 === 0) return plural(seconds / 60, 'minute');
+  return plural(seconds, 'second');
+}
+
 /** A URL given as transcription input could not be fetched or is not allowed. */
 export class AudioUrlError extends ParleyError {
   readonly code = 'AudioUrl';
@@ -133,6 +150,7 @@ export class ModelPackError extends ParleyError {
 export const errorClasses = [
   InvalidRequestError,
   UnsupportedAudioError,
+  AudioTooLongError,
   AudioUrlError,
   UnauthorizedError,
   ForbiddenError,

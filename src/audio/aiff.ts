@@ -3,8 +3,10 @@
  * through ffmpeg (which users may not have) for a format macOS tools still write.
  */
 import { UnsupportedAudioError } from '../errors.js';
-import { decodeALaw, decodeMuLaw } from './g711.js';
-import type { PcmAudio } from './pcm.js';
+import { aLawTable, muLawTable } from './g711.js';
+import { checkDeclaredFormat, RefusedAudioHeaderError } from './pcm-collector.js';
+import type { PcmSource } from './pcm.js';
+import { checkedFloat, mixFrames } from './wav.js';
 
 function fourCc(bytes: Uint8Array, offset: number): string {
   return String.fromCharCode(bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3]);
@@ -35,8 +37,11 @@ interface AiffFormat {
   compression: string;
 }
 
-/** Decodes AIFF or AIFF-C (NONE, twos, sowt, fl32, fl64, ulaw, alaw) to mono float samples. */
-export function parseAiff(bytes: Uint8Array): PcmAudio {
+/**
+ * Reads an AIFF or AIFF-C header (NONE, twos, sowt, fl32, fl64, ulaw, alaw), 4-384 kHz, 1-8
+ * channels, 1-32-bit integer samples.
+ */
+export function openAiff(bytes: Uint8Array): PcmSource {
   if (!isAiff(bytes)) throw new UnsupportedAudioError('Not an AIFF file');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const isAifc = fourCc(bytes, 8) === 'AIFC';
@@ -68,60 +73,47 @@ export function parseAiff(bytes: Uint8Array): PcmAudio {
     offset = body + size + (size & 1);
   }
   if (!format || !sound) throw new UnsupportedAudioError('AIFF file lacks a COMM or SSND chunk');
-  const { channels, sampleRate } = format;
-  if (channels < 1 || !(sampleRate >= 1 && sampleRate <= 1_000_000)) {
-    throw new UnsupportedAudioError('AIFF file declares an invalid channel count or sample rate');
-  }
+  const { channels } = format;
+  const sampleRate = Math.round(format.sampleRate);
+  checkDeclaredFormat('AIFF file', sampleRate, channels);
 
-  const decoded = decodeSamples(sound, format);
-  const frames = Math.min(format.frames || Infinity, Math.floor(decoded.length / channels));
+  const { width, read } = sampleReader(sound, format);
+  // COMM's frame count may be smaller than the data (padding) or larger (a file cut short).
+  const frames = Math.min(format.frames || Infinity, Math.floor(sound.length / (width * channels)));
   if (frames === 0) throw new UnsupportedAudioError('AIFF file holds no audio samples');
-  const out = new Float32Array(frames);
-  for (let i = 0, at = 0; i < frames; i++) {
-    let sum = 0;
-    for (let c = 0; c < channels; c++) sum += decoded[at++];
-    out[i] = sum / channels;
-  }
-  return { samples: out, sampleRate: Math.round(sampleRate) };
+  const data = sound;
+  return { sampleRate, frames, read: (from, to) => mixFrames(read, from, Math.min(to, frames), channels, width, data.length) };
 }
 
-/** Interleaved float samples of every channel. */
-function decodeSamples(data: Uint8Array, format: AiffFormat): Float32Array {
+/** Bytes per sample, and a function reading one sample at a byte offset as a float in [-1, 1]. */
+function sampleReader(data: Uint8Array, format: AiffFormat): { width: number; read: (at: number) => number } {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const compression = format.compression.toLowerCase();
-  if (compression === 'ulaw') return decodeMuLaw(data);
-  if (compression === 'alaw') return decodeALaw(data);
-  if (compression === 'fl32' || compression === 'fl64') {
-    const width = compression === 'fl32' ? 4 : 8;
-    const out = new Float32Array(Math.floor(data.length / width));
-    for (let i = 0; i < out.length; i++) out[i] = width === 4 ? view.getFloat32(i * 4) : view.getFloat64(i * 8);
-    return out;
+  if (compression === 'ulaw' || compression === 'alaw') {
+    const table = compression === 'ulaw' ? muLawTable : aLawTable;
+    return { width: 1, read: (at) => table[data[at]] };
   }
+  if (compression === 'fl32') return { width: 4, read: (at) => checkedFloat(view.getFloat32(at)) };
+  if (compression === 'fl64') return { width: 8, read: (at) => checkedFloat(view.getFloat64(at)) };
   const littleEndian = compression === 'sowt';
   if (compression !== 'none' && compression !== 'twos' && !littleEndian) {
     throw new UnsupportedAudioError(`Unsupported AIFF-C compression '${format.compression}'`);
   }
-  const width = Math.ceil(format.bitsPerSample / 8);
-  const out = new Float32Array(Math.floor(data.length / width));
-  for (let i = 0, at = 0; i < out.length; i++, at += width) {
-    switch (width) {
-      case 1:
-        out[i] = view.getInt8(at) / 128; // AIFF 8-bit is signed, unlike WAV
-        break;
-      case 2:
-        out[i] = view.getInt16(at, littleEndian) / 32768;
-        break;
-      case 3: {
-        const [hi, mid, lo] = littleEndian ? [data[at + 2], data[at + 1], data[at]] : [data[at], data[at + 1], data[at + 2]];
-        out[i] = ((hi << 24) | (mid << 16) | (lo << 8)) / 2147483648;
-        break;
-      }
-      case 4:
-        out[i] = view.getInt32(at, littleEndian) / 2147483648;
-        break;
-      default:
-        throw new UnsupportedAudioError(`Unsupported AIFF sample size ${format.bitsPerSample}`);
-    }
+  const bits = format.bitsPerSample;
+  if (!(bits >= 1 && bits <= 32)) throw new RefusedAudioHeaderError(`AIFF file declares ${bits}-bit samples`);
+  switch (Math.ceil(bits / 8)) {
+    case 1:
+      return { width: 1, read: (at) => view.getInt8(at) / 128 }; // AIFF 8-bit is signed, unlike WAV
+    case 2:
+      return { width: 2, read: (at) => view.getInt16(at, littleEndian) / 32768 };
+    case 3:
+      return {
+        width: 3,
+        read: littleEndian
+          ? (at) => ((data[at + 2] << 24) | (data[at + 1] << 16) | (data[at] << 8)) / 2147483648
+          : (at) => ((data[at] << 24) | (data[at + 1] << 16) | (data[at + 2] << 8)) / 2147483648,
+      };
+    default:
+      return { width: 4, read: (at) => view.getInt32(at, littleEndian) / 2147483648 };
   }
-  return out;
 }

@@ -45,8 +45,9 @@ function buildTable(toInt16: (byte: number) => number): Float32Array {
   return table;
 }
 
-const muLawTable = buildTable(muLawToInt16);
-const aLawTable = buildTable(aLawToInt16);
+/** Float value of each of the 256 mu-law and A-law bytes. */
+export const muLawTable = buildTable(muLawToInt16);
+export const aLawTable = buildTable(aLawToInt16);
 
 /** Float samples (clamped to [-1, 1]) to mu-law bytes. */
 export function encodeMuLaw(samples: Float32Array): Uint8Array {

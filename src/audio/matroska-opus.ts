@@ -1,32 +1,80 @@
 /**
- * Opus out of WebM/Matroska (what browsers' MediaRecorder produces): the `ebml` package walks
- * the container, this file picks the first Opus track's packets (undoing block lacing) and
- * `opus-decoder` turns them into samples.
+ * Opus out of WebM/Matroska (what browsers' MediaRecorder produces). The container is walked by
+ * hand over the caller's bytes: only the few elements that lead to the audio matter (Segment,
+ * Tracks, Cluster, blocks), every other element is stepped over by its size, and nothing is
+ * copied or kept per block. (The `ebml` package used before copied its input through JavaScript
+ * arrays on every write: a block declaring 20 MB made that quadratic.)
  */
-import { createRequire } from 'node:module';
-import { OpusDecoder } from 'opus-decoder';
 import { UnsupportedAudioError } from '../errors.js';
-import { concatFloat32, mixToMono } from './channel-mix.js';
-import type { PcmAudio } from './pcm.js';
-import { yieldToEventLoop } from './event-loop.js';
+import { decodeOpusPackets, parseOpusHead } from './opus.js';
+import type { PcmCollector } from './pcm-collector.js';
 
-/** The subset of an `ebml` Decoder event that we read (the package ships no types). */
-interface EbmlTag {
-  name: string;
-  value?: number | string;
-  data?: Uint8Array;
-  track?: number;
-  payload?: Uint8Array;
+const ID = {
+  segment: 0x18538067,
+  tracks: 0x1654ae6b,
+  trackEntry: 0xae,
+  trackNumber: 0xd7,
+  codecId: 0x86,
+  codecPrivate: 0x63a2,
+  cluster: 0x1f43b675,
+  blockGroup: 0xa0,
+  block: 0xa1,
+  simpleBlock: 0xa3,
+} as const;
+
+/** Master elements whose children are read; every other element is skipped whole. */
+const DESCEND = new Set<number>([ID.segment, ID.tracks, ID.trackEntry, ID.cluster, ID.blockGroup]);
+
+interface Vint {
+  value: number;
+  length: number;
+  /** All value bits set: an element of unknown size (live streams write these). */
+  unknown: boolean;
 }
-type EbmlEvent = ['start' | 'tag' | 'end', EbmlTag];
-interface EbmlDecoder {
-  on(event: 'data', listener: (chunk: EbmlEvent) => void): void;
-  on(event: 'error', listener: (error: unknown) => void): void;
-  on(event: 'end', listener: () => void): void;
-  write(chunk: Uint8Array): boolean;
-  end(): void;
+
+/** Reads an EBML variable-length integer; `keepMarker` keeps the length bit (element IDs do). */
+function readVint(bytes: Uint8Array, at: number, keepMarker: boolean): Vint | null {
+  const first = bytes[at];
+  if (first === undefined || first === 0) return null;
+  let length = 1;
+  while (!(first & (0x80 >> (length - 1)))) length++;
+  if (length > 8 || at + length > bytes.length) return null;
+  let value = keepMarker ? first : first & (0xff >> length);
+  let allOnes = value === 0xff >> length;
+  for (let i = 1; i < length; i++) {
+    value = value * 256 + bytes[at + i];
+    allOnes &&= bytes[at + i] === 0xff;
+  }
+  return { value, length, unknown: !keepMarker && allOnes };
 }
-const { Decoder } = createRequire(import.meta.url)('ebml') as { Decoder: new () => EbmlDecoder };
+
+interface Element {
+  id: number;
+  /** The element's body; empty for the masters of DESCEND, whose children follow as elements of their own. */
+  data: Uint8Array;
+}
+
+/** The elements in file order, descending into the masters of DESCEND. */
+function* elements(bytes: Uint8Array): Generator<Element> {
+  let at = 0;
+  while (at < bytes.length) {
+    const id = readVint(bytes, at, true);
+    if (!id) return;
+    const size = readVint(bytes, at + id.length, false);
+    if (!size) return;
+    const body = at + id.length + size.length;
+    if (DESCEND.has(id.value)) {
+      yield { id: id.value, data: bytes.subarray(body, body) };
+      at = body; // children follow; an unknown size is fine, the walk goes on through them
+      continue;
+    }
+    if (size.unknown) return; // only masters may have an unknown size
+    const end = body + size.value;
+    if (end > bytes.length) return; // cut short: what came before still counts
+    yield { id: id.value, data: bytes.subarray(body, end) };
+    at = end;
+  }
+}
 
 interface Track {
   number?: number;
@@ -34,52 +82,38 @@ interface Track {
   codecPrivate?: Uint8Array;
 }
 
-/** Opus track header (RFC 7845 section 5.1), carried as the Matroska CodecPrivate. */
-interface OpusHead {
-  channels: number;
-  preSkip: number;
-  streamCount?: number;
-  coupledStreamCount?: number;
-  channelMappingTable?: number[];
+function readUint(data: Uint8Array): number {
+  let value = 0;
+  for (const byte of data) value = value * 256 + byte;
+  return value;
 }
 
-function parseOpusHead(bytes: Uint8Array | undefined): OpusHead {
-  const magic = bytes ? String.fromCharCode(...bytes.subarray(0, 8)) : '';
-  if (!bytes || magic !== 'OpusHead' || bytes.length < 19) return { channels: 2, preSkip: 0 };
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const channels = bytes[9];
-  const preSkip = view.getUint16(10, true);
-  if (bytes[18] === 0 || bytes.length < 21 + channels) return { channels, preSkip };
-  return {
-    channels,
-    preSkip,
-    streamCount: bytes[19],
-    coupledStreamCount: bytes[20],
-    channelMappingTable: Array.from(bytes.subarray(21, 21 + channels)),
-  };
+function findTracks(bytes: Uint8Array): Track[] {
+  const tracks: Track[] = [];
+  let current: Track | undefined;
+  for (const { id, data } of elements(bytes)) {
+    if (id === ID.cluster) break; // tracks come before the audio
+    if (id === ID.trackEntry) tracks.push((current = {}));
+    else if (id === ID.trackNumber && current) current.number = readUint(data);
+    else if (id === ID.codecId && current) current.codecId = new TextDecoder().decode(data).replace(/\0+$/, '');
+    else if (id === ID.codecPrivate && current) current.codecPrivate = data;
+  }
+  return tracks;
 }
 
-/** Reads an EBML variable-length integer; `signed` applies the lacing-delta bias. */
-function readVint(bytes: Uint8Array, at: number, signed = false): { value: number; length: number } {
-  const first = bytes[at];
-  if (first === undefined || first === 0) throw new UnsupportedAudioError('Corrupt Matroska block lacing');
-  let length = 1;
-  while (!(first & (0x80 >> (length - 1)))) length++;
-  if (at + length > bytes.length) throw new UnsupportedAudioError('Truncated Matroska block');
-  let value = first & (0xff >> length);
-  for (let i = 1; i < length; i++) value = value * 256 + bytes[at + i];
-  if (signed) value -= 2 ** (7 * length - 1) - 1;
-  return { value, length };
-}
-
-/** The frames in a (Simple)Block body, undoing Xiph, fixed-size or EBML lacing. */
-function blockFrames(data: Uint8Array): Uint8Array[] {
-  const track = readVint(data, 0);
-  const flagsAt = track.length + 2;
+/** The frames in a (Simple)Block body of track `track`, undoing Xiph, fixed-size or EBML lacing. */
+function* blockFrames(data: Uint8Array, track: number): Generator<Uint8Array> {
+  const number = readVint(data, 0, false);
+  if (!number || number.value !== track) return;
+  const flagsAt = number.length + 2;
+  if (flagsAt >= data.length) throw corrupt();
   const lacing = (data[flagsAt] >> 1) & 3;
   let at = flagsAt + 1;
-  if (lacing === 0) return [data.subarray(at)];
-
+  if (lacing === 0) {
+    yield data.subarray(at);
+    return;
+  }
+  if (at >= data.length) throw corrupt();
   const count = data[at++] + 1;
   const sizes: number[] = [];
   if (lacing === 1) {
@@ -87,107 +121,53 @@ function blockFrames(data: Uint8Array): Uint8Array[] {
       let size = 0;
       let byte: number;
       do {
+        if (at >= data.length) throw corrupt();
         byte = data[at++];
         size += byte;
       } while (byte === 255);
       sizes.push(size);
     }
   } else if (lacing === 3) {
-    const first = readVint(data, at);
+    const first = readVint(data, at, false);
+    if (!first) throw corrupt();
     at += first.length;
     sizes.push(first.value);
     for (let i = 1; i < count - 1; i++) {
-      const delta = readVint(data, at, true);
+      const delta = readVint(data, at, false);
+      if (!delta) throw corrupt();
       at += delta.length;
-      sizes.push(sizes[i - 1] + delta.value);
+      sizes.push(sizes[i - 1] + delta.value - (2 ** (7 * delta.length - 1) - 1));
     }
   } else {
     const size = (data.length - at) / count;
+    if (!Number.isInteger(size)) throw corrupt();
     for (let i = 0; i < count - 1; i++) sizes.push(size);
   }
-  const frames: Uint8Array[] = [];
   for (const size of sizes) {
-    if (size < 0 || at + size > data.length) throw new UnsupportedAudioError('Corrupt Matroska block lacing');
-    frames.push(data.subarray(at, at + size));
+    if (size < 0 || at + size > data.length) throw corrupt();
+    yield data.subarray(at, at + size);
     at += size;
   }
-  frames.push(data.subarray(at));
-  return frames;
+  yield data.subarray(at);
 }
 
-const PARSE_SLICE_BYTES = 256 * 1024;
-
-interface Extracted {
-  track: Track;
-  packets: Uint8Array[];
+function corrupt(): UnsupportedAudioError {
+  return new UnsupportedAudioError('Corrupt Matroska block lacing');
 }
 
-/** Walks the container and returns the packets of the first Opus track. */
-async function extractOpus(bytes: Uint8Array): Promise<Extracted> {
-  const tracks: Track[] = [];
-  const blocks: { track: number; data: Uint8Array }[] = [];
-  let current: Track | undefined;
-
-  const decoder = new Decoder();
-  const done = new Promise<void>((resolve, reject) => {
-    decoder.on('error', reject);
-    // 'end' fires once every parsed element has been emitted as 'data'.
-    decoder.on('end', () => resolve());
-  });
-  decoder.on('data', ([kind, tag]) => {
-    if (kind === 'start' && tag.name === 'TrackEntry') {
-      current = {};
-      tracks.push(current);
-    } else if (kind === 'tag') {
-      if (tag.name === 'TrackNumber' && current) current.number = Number(tag.value);
-      else if (tag.name === 'CodecID' && current) current.codecId = String(tag.value);
-      else if (tag.name === 'CodecPrivate' && current) current.codecPrivate = tag.data;
-      else if ((tag.name === 'SimpleBlock' || tag.name === 'Block') && tag.data && tag.track !== undefined) {
-        blocks.push({ track: tag.track, data: tag.data });
-      }
-    }
-  });
-  // Slices with a turn of the event loop between them: parsing 7 MB in one write held the loop
-  // for 560 ms. The bundled stream implementation accepts only Buffers, not plain Uint8Arrays.
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let offset = 0; offset < buffer.length; offset += PARSE_SLICE_BYTES) {
-    decoder.write(buffer.subarray(offset, offset + PARSE_SLICE_BYTES));
-    await yieldToEventLoop();
-  }
-  decoder.end();
-  await done;
-
+/** Decodes the first Opus track of a WebM/Matroska file into `collector`. */
+export async function decodeMatroskaOpus(bytes: Uint8Array, collector: PcmCollector, targetRate: number | undefined): Promise<void> {
+  const tracks = findTracks(bytes);
   const track = tracks.find((t) => t.codecId === 'A_OPUS');
-  if (!track) {
+  if (!track || track.number === undefined) {
     const codecs = tracks.map((t) => t.codecId).filter(Boolean);
     throw new UnsupportedAudioError(`No Opus track in WebM/Matroska file${codecs.length ? ` (found ${codecs.join(', ')})` : ''}`);
   }
-  const packets: Uint8Array[] = [];
-  for (const block of blocks) if (block.track === track.number) packets.push(...blockFrames(block.data));
-  return { track, packets };
-}
-
-/** Packets decoded per batch before giving the event loop a turn (about 10 s of 20 ms packets). */
-const PACKETS_PER_BATCH = 500;
-
-/** Decodes the first Opus track of a WebM/Matroska file (48 kHz, mixed to mono). */
-export async function decodeMatroskaOpus(bytes: Uint8Array): Promise<PcmAudio> {
-  const { track, packets } = await extractOpus(bytes);
-  if (packets.length === 0) throw new UnsupportedAudioError('WebM/Matroska Opus track holds no audio');
-  const head = parseOpusHead(track.codecPrivate);
-  const decoder = new OpusDecoder({ ...head, sampleRate: 48000 });
-  try {
-    await decoder.ready;
-    const parts: Float32Array[] = [];
-    for (let i = 0; i < packets.length; i += PACKETS_PER_BATCH) {
-      const decoded = decoder.decodeFrames(packets.slice(i, i + PACKETS_PER_BATCH));
-      if (decoded.samplesDecoded > 0) parts.push(mixToMono(decoded.channelData, decoded.samplesDecoded));
-      await yieldToEventLoop();
+  const number = track.number;
+  function* packets(): Generator<Uint8Array> {
+    for (const { id, data } of elements(bytes)) {
+      if (id === ID.simpleBlock || id === ID.block) yield* blockFrames(data, number);
     }
-    const samples = concatFloat32(parts);
-    if (samples.length === 0) throw new UnsupportedAudioError('WebM/Matroska Opus track did not decode');
-    return { samples, sampleRate: 48000 };
-  } finally {
-    decoder.free();
   }
+  await decodeOpusPackets(packets, parseOpusHead(track.codecPrivate, false), collector, targetRate);
 }

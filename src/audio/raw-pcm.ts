@@ -4,12 +4,14 @@
  * bytes, so a client can send them straight back for transcription.
  */
 import { UnsupportedAudioError } from '../errors.js';
-import { decodeALaw, decodeMuLaw } from './g711.js';
-import type { PcmAudio } from './pcm.js';
+import { aLawTable, muLawTable } from './g711.js';
+import { checkDeclaredFormat } from './pcm-collector.js';
+import type { PcmSource } from './pcm.js';
+import { mixFrames } from './wav.js';
 
 type RawEncoding = 's16le' | 's16be' | 'mulaw' | 'alaw';
 
-interface RawFormat {
+export interface RawFormat {
   encoding: RawEncoding;
   sampleRate: number;
   channels: number;
@@ -45,35 +47,19 @@ export function rawFormatFromHint(contentType?: string, filename?: string): RawF
   const values = new Map(params.map((p) => p.split('=').map((s) => s.trim()) as [string, string]));
   const sampleRate = Number(values.get('rate') ?? values.get('sample_rate') ?? known.defaultRate);
   const channels = Number(values.get('channels') ?? 1);
-  if (!Number.isInteger(sampleRate) || sampleRate < 1000 || sampleRate > 384000) {
-    throw new UnsupportedAudioError(`Invalid sample rate in Content-Type '${contentType}'`);
-  }
-  if (!Number.isInteger(channels) || channels < 1 || channels > 32) {
-    throw new UnsupportedAudioError(`Invalid channel count in Content-Type '${contentType}'`);
-  }
+  checkDeclaredFormat(`Content-Type '${contentType}'`, sampleRate, channels);
   return { encoding: known.encoding, sampleRate, channels };
 }
 
-/** Decodes headerless samples, mixing interleaved channels down to mono. */
-export function parseRawPcm(bytes: Uint8Array, format: RawFormat): PcmAudio {
+/** Headerless samples, read a block at a time and mixed down to mono. */
+export function openRawPcm(bytes: Uint8Array, format: RawFormat): PcmSource {
   const { encoding, channels, sampleRate } = format;
-  let interleaved: Float32Array;
-  if (encoding === 'mulaw') interleaved = decodeMuLaw(bytes);
-  else if (encoding === 'alaw') interleaved = decodeALaw(bytes);
-  else {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const littleEndian = encoding === 's16le';
-    interleaved = new Float32Array(bytes.length >> 1);
-    for (let i = 0; i < interleaved.length; i++) interleaved[i] = view.getInt16(i * 2, littleEndian) / 32768;
-  }
-  const frames = Math.floor(interleaved.length / channels);
+  const width = encoding === 's16le' || encoding === 's16be' ? 2 : 1;
+  const frames = Math.floor(bytes.length / (width * channels));
   if (frames === 0) throw new UnsupportedAudioError('Raw audio holds no samples');
-  if (channels === 1) return { samples: interleaved, sampleRate };
-  const samples = new Float32Array(frames);
-  for (let i = 0, at = 0; i < frames; i++) {
-    let sum = 0;
-    for (let c = 0; c < channels; c++) sum += interleaved[at++];
-    samples[i] = sum / channels;
-  }
-  return { samples, sampleRate };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const littleEndian = encoding === 's16le';
+  const table = encoding === 'mulaw' ? muLawTable : aLawTable;
+  const read = width === 2 ? (at: number) => view.getInt16(at, littleEndian) / 32768 : (at: number) => table[bytes[at]];
+  return { sampleRate, frames, read: (from, to) => mixFrames(read, from, Math.min(to, frames), channels, width, bytes.length) };
 }

@@ -67,6 +67,16 @@ export function mpegFrameLength(bytes: Uint8Array, at: number): number {
   return Math.floor((perFrame * bitrate) / sampleRate) + padding;
 }
 
+/** Seconds of audio in the MPEG audio frame whose (valid) header is at `at`. */
+export function mpegFrameSeconds(bytes: Uint8Array, at: number): number {
+  const version = (bytes[at + 1] >> 3) & 3;
+  const layer = (bytes[at + 1] >> 1) & 3;
+  const sampleRate = SAMPLE_RATES[(bytes[at + 2] >> 2) & 3] / (version === 3 ? 1 : version === 2 ? 2 : 4);
+  // Layer I: 384 samples; layer II: 1152; layer III: 1152 in MPEG 1, 576 in MPEG 2 and 2.5.
+  const samples = layer === 3 ? 384 : layer === 2 || version === 3 ? 1152 : 576;
+  return samples / sampleRate;
+}
+
 /** An MPEG audio stream starts at `at`: a valid frame header followed by another (or the end). */
 function isMpegAudioAt(bytes: Uint8Array, at: number): boolean {
   const length = mpegFrameLength(bytes, at);

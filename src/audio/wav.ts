@@ -4,8 +4,9 @@
  * that Parley itself and ffmpeg's pipe output write.
  */
 import { UnsupportedAudioError } from '../errors.js';
-import { decodeALaw, decodeMuLaw } from './g711.js';
-import type { PcmAudio } from './pcm.js';
+import { aLawTable, muLawTable } from './g711.js';
+import { checkDeclaredFormat, RefusedAudioHeaderError } from './pcm-collector.js';
+import type { PcmAudio, PcmSource } from './pcm.js';
 
 /** The wFormatTag values Parley reads or writes. */
 export const WavFormatTag = {
@@ -96,19 +97,19 @@ interface WavFormat {
   tag: number;
   channels: number;
   sampleRate: number;
-  blockAlign: number;
-  bitsPerSample: number;
+  /** Bytes of one sample of one channel. */
+  bytesPerSample: number;
 }
 
 /**
- * Decodes a WAV file to mono float samples. Reads PCM 8/16/24/32-bit, float 32/64-bit, mu-law
- * and A-law, plain or WAVE_FORMAT_EXTENSIBLE, any rate and channel count.
+ * Reads a WAV file's header: PCM 8/16/24/32-bit, float 32/64-bit, mu-law and A-law, plain or
+ * WAVE_FORMAT_EXTENSIBLE, 4-384 kHz, 1-8 channels.
  *
  * A data chunk that claims more bytes than the file holds is read up to the end of the file:
  * that covers streaming headers and recordings cut short, as ffmpeg and sox do. A file cut
  * inside its header, or with no whole sample frame, is refused.
  */
-export function parseWav(bytes: Uint8Array): PcmAudio {
+export function openWav(bytes: Uint8Array): PcmSource {
   if (!isWav(bytes)) throw new UnsupportedAudioError('Not a WAV file');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const isRf64 = fourCc(bytes, 0) !== 'RIFF';
@@ -139,14 +140,29 @@ export function parseWav(bytes: Uint8Array): PcmAudio {
 
   if (!format) throw new UnsupportedAudioError('WAV file has no format chunk');
   if (!data) throw new UnsupportedAudioError('WAV file has no data chunk');
-  return { samples: decodeFrames(data, format), sampleRate: format.sampleRate };
+  const { channels, bytesPerSample } = format;
+  const frameBytes = bytesPerSample * channels;
+  const frames = Math.floor(data.length / frameBytes);
+  if (frames === 0) throw new UnsupportedAudioError('WAV file holds no audio samples');
+  const read = sampleReader(format.tag, bytesPerSample, data);
+  const samples = data;
+  return {
+    sampleRate: format.sampleRate,
+    frames,
+    read: (from, to) => mixFrames(read, from, Math.min(to, frames), channels, bytesPerSample, samples.length),
+  };
+}
+
+/** Decodes a whole WAV file to mono float samples at its own rate. */
+export function parseWav(bytes: Uint8Array): PcmAudio {
+  const source = openWav(bytes);
+  return { samples: source.read(0, source.frames), sampleRate: source.sampleRate };
 }
 
 function readFormat(view: DataView, offset: number, size: number): WavFormat {
   let tag = view.getUint16(offset, true);
   const channels = view.getUint16(offset + 2, true);
   const sampleRate = view.getUint32(offset + 4, true);
-  const blockAlign = view.getUint16(offset + 12, true);
   const bitsPerSample = view.getUint16(offset + 14, true);
   if (tag === WavFormatTag.extensible) {
     // WAVEFORMATEXTENSIBLE: cbSize(2) validBits(2) channelMask(4), then a GUID whose first two
@@ -154,30 +170,36 @@ function readFormat(view: DataView, offset: number, size: number): WavFormat {
     if (size < 40 || offset + 26 > view.byteLength) throw new UnsupportedAudioError('Truncated WAVE_FORMAT_EXTENSIBLE chunk');
     tag = view.getUint16(offset + 24, true);
   }
-  if (channels < 1) throw new UnsupportedAudioError('WAV file declares no channels');
-  if (sampleRate < 1) throw new UnsupportedAudioError('WAV file declares no sample rate');
-  return { tag, channels, sampleRate, blockAlign, bitsPerSample };
+  checkDeclaredFormat('WAV file', sampleRate, channels);
+  // Trust bitsPerSample over blockAlign when they disagree: writers get blockAlign wrong more often.
+  const validBits: Record<number, (bits: number) => boolean> = {
+    [WavFormatTag.pcm]: (bits) => bits >= 1 && bits <= 32,
+    [WavFormatTag.float]: (bits) => bits === 32 || bits === 64,
+    [WavFormatTag.muLaw]: (bits) => bits === 8,
+    [WavFormatTag.aLaw]: (bits) => bits === 8,
+  };
+  // Other encodings (ADPCM...) are left to ffmpeg; a known one with an impossible bit depth is refused.
+  if (!validBits[tag]) throw new UnsupportedAudioError(`Unsupported WAV encoding (format tag ${tag})`);
+  if (!validBits[tag](bitsPerSample)) throw new RefusedAudioHeaderError(`WAV file declares ${bitsPerSample}-bit samples for format tag ${tag}`);
+  return { tag, channels, sampleRate, bytesPerSample: Math.ceil(bitsPerSample / 8) };
 }
 
-function decodeFrames(data: Uint8Array, format: WavFormat): Float32Array {
-  const { tag, channels } = format;
-  // Trust bitsPerSample over blockAlign when they disagree: writers get blockAlign wrong more often.
-  const bytesPerSample = Math.ceil(format.bitsPerSample / 8) || Math.floor(format.blockAlign / channels);
-  const frameBytes = bytesPerSample * channels;
-  const frames = Math.floor(data.length / frameBytes);
-  if (frames === 0) throw new UnsupportedAudioError('WAV file holds no audio samples');
-
-  const read = sampleReader(tag, bytesPerSample, data);
-  const out = new Float32Array(frames);
-  if (channels === 1) {
-    for (let i = 0; i < frames; i++) out[i] = read(i * bytesPerSample);
-    return out;
-  }
+/** Frames [from, to) of interleaved samples, averaged to mono; `read` takes a byte offset. */
+export function mixFrames(
+  read: (at: number) => number,
+  from: number,
+  to: number,
+  channels: number,
+  bytesPerSample: number,
+  dataBytes: number,
+): Float32Array {
+  const out = new Float32Array(Math.max(0, to - from));
+  const frameBytes = channels * bytesPerSample;
   const scale = 1 / channels;
-  for (let i = 0, at = 0; i < frames; i++) {
+  for (let i = 0, at = from * frameBytes; i < out.length && at + frameBytes <= dataBytes; i++) {
     let sum = 0;
     for (let c = 0; c < channels; c++, at += bytesPerSample) sum += read(at);
-    out[i] = sum * scale;
+    out[i] = channels === 1 ? sum : sum * scale;
   }
   return out;
 }
@@ -197,15 +219,21 @@ function sampleReader(tag: number, bytesPerSample: number, data: Uint8Array): (a
         return (at) => view.getInt32(at, true) / 2147483648;
     }
   } else if (tag === WavFormatTag.float) {
-    if (bytesPerSample === 4) return (at) => view.getFloat32(at, true);
-    if (bytesPerSample === 8) return (at) => view.getFloat64(at, true);
-  } else if ((tag === WavFormatTag.muLaw || tag === WavFormatTag.aLaw) && bytesPerSample === 1) {
-    const table = tag === WavFormatTag.muLaw ? muLawLookup : aLawLookup;
+    const get = bytesPerSample === 4 ? (at: number) => view.getFloat32(at, true) : (at: number) => view.getFloat64(at, true);
+    return (at) => checkedFloat(get(at));
+  } else if (tag === WavFormatTag.muLaw || tag === WavFormatTag.aLaw) {
+    const table = tag === WavFormatTag.muLaw ? muLawTable : aLawTable;
     return (at) => table[data[at]];
   }
   throw new UnsupportedAudioError(`Unsupported WAV encoding (format tag ${tag}, ${bytesPerSample * 8}-bit)`);
 }
 
-const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
-const muLawLookup = decodeMuLaw(allBytes);
-const aLawLookup = decodeALaw(allBytes);
+/**
+ * A float sample as the engines take it: NaN and infinities make the file invalid (engines choke
+ * on them, and they are no recording), and values past full scale are clipped like integer PCM.
+ */
+export function checkedFloat(x: number): number {
+  if (x >= -1 && x <= 1) return x;
+  if (!Number.isFinite(x)) throw new RefusedAudioHeaderError('The audio holds NaN or infinite samples');
+  return x > 0 ? 1 : -1;
+}

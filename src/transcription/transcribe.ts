@@ -16,7 +16,8 @@ export type HeldEngines = Partial<TranscriptionEngines> & Pick<TranscriptionEngi
 export interface TranscriberDeps {
   /** The engines of the moment; undefined `vad` means no VAD pack is installed. */
   engines(): HeldEngines;
-  decode?: DecodeOptions;
+  /** The duration cap, decode concurrency and ffmpeg runner (rate and signal are set per request). */
+  decode?: Pick<DecodeOptions, 'maxSeconds' | 'ffmpeg' | 'concurrency'>;
   utterancePauseSeconds: number;
 }
 
@@ -44,13 +45,17 @@ async function transcribeWith(
       'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
     );
   }
-  // decisions.md point 20: bytes that do not decode get the one fixed sentence; the decoder's
-  // own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
-  const audio = await decodeAudio(input.bytes, { contentType: input.contentType, filename: options.filename }, deps.decode).catch(
-    (err: unknown) => {
-      throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
-    },
-  );
+  // Decoded straight to the VAD's rate (16 kHz mono, which every later stage takes), within the
+  // duration cap. decisions.md point 20: bytes that do not decode get the one fixed sentence;
+  // the decoder's own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
+  // The cap's error (AudioTooLongError) names the limit and goes out as it is.
+  const audio = await decodeAudio(
+    input.bytes,
+    { contentType: input.contentType, filename: options.filename },
+    { ...deps.decode, sampleRate: engines.vad.sampleRate, signal },
+  ).catch((err: unknown) => {
+    throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
+  });
   const transcript = await transcribeAudio(
     audio,
     {
