@@ -83,7 +83,12 @@ export interface Config {
   http: {
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
-    /** An idle keep-alive connection is closed after this. */
+    /**
+     * An idle keep-alive connection is closed after this. Longer than clients and load balancers
+     * keep theirs (undici ~4 s, nginx 60 s, AWS ALB 60 s): the side that closes an idle connection
+     * must be the client, or a request sent just as the server closes it is lost with ECONNRESET.
+     * Connections stay bounded by maxConnections.
+     */
     keepAliveTimeoutMs: number;
     writeStallTimeoutMs: number;
     /** Open connections at most; beyond that new connections are closed at once. */
@@ -208,7 +213,7 @@ export const defaultConfig: Config = {
   http: {
     headersTimeoutMs: 10_000,
     bodyTimeoutMs: 120_000,
-    keepAliveTimeoutMs: 5_000,
+    keepAliveTimeoutMs: 65_000,
     writeStallTimeoutMs: 30_000,
     maxConnections: 1_000,
   },

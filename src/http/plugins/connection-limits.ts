@@ -58,6 +58,14 @@ export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits
     source.once('end', stop);
     source.once('close', stop);
     reply.raw.once('close', stop);
+    // Answered without reading the whole body (an unsupported type, a refusal before parsing): the
+    // pipe holds the rest unread, and Node, seeing the body consumed, would neither discard it nor
+    // read the connection's next request, so that request would hang. Close the connection instead.
+    reply.raw.once('finish', () => {
+      if (source.readableEnded) return;
+      source.unpipe(guarded);
+      request.raw.socket?.destroy();
+    });
     return guarded;
   });
 
