@@ -17,12 +17,13 @@
  *
  * Env: BENCH_RUNS (default 10), PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { decodeAudio } from '../src/audio/decode.js';
 import { loadSherpaOnnx } from '../src/engines/sherpa-onnx.js';
 import { corpusDir, sharedModelsDir as modelsDir } from '../test/helpers/models.js';
+import { processMemoryKb, processTree } from '../test/helpers/process-tree.js';
 import { startServerProcess } from '../test/helpers/server-process.js';
 import { trainJourney } from './texts.js';
 
@@ -70,41 +71,23 @@ function request(
   });
 }
 
-/** RSS and PSS in MB of a process and all its descendants, from /proc. */
+/** RSS and PSS in MB of a process and all its descendants. */
 function treeMemory(rootPid: number): { pids: number; rssMb: number; pssMb: number; perProcess: string[] } {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const pids: number[] = [];
-  const walk = (pid: number) => {
-    pids.push(pid);
-    for (const c of children.get(pid) ?? []) walk(c);
-  };
-  walk(rootPid);
+  const pids = processTree(rootPid);
   let rss = 0;
   let pss = 0;
   const perProcess: string[] = [];
   for (const pid of pids) {
+    const kb = processMemoryKb(pid);
+    let name = '';
     try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-      const r = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-      const p = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
-      const name = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(-2).join(' ').slice(0, 60);
-      rss += r;
-      pss += p;
-      perProcess.push(`    pid ${pid}: RSS ${r.toFixed(0)} MB, PSS ${p.toFixed(0)} MB  (${name})`);
+      name = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(-2).join(' ').slice(0, 60);
     } catch {
-      // gone meanwhile
+      continue; // gone meanwhile
     }
+    rss += kb.rss / 1024;
+    pss += kb.pss / 1024;
+    perProcess.push(`    pid ${pid}: RSS ${(kb.rss / 1024).toFixed(0)} MB, PSS ${(kb.pss / 1024).toFixed(0)} MB  (${name})`);
   }
   return { pids: pids.length, rssMb: rss, pssMb: pss, perProcess };
 }

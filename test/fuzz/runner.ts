@@ -6,11 +6,11 @@
  * cases, a per-request timeout, and the server and file server closed at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processMemoryKb, processTree } from '../helpers/process-tree.js';
 import { corpusDir } from '../helpers/models.js';
 import { buildBombs, fileServerBytes, generateCase, loadCorpus, type FuzzCase, type FuzzContext } from './generate.js';
 
@@ -53,31 +53,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** RSS (kB) of a process and all its descendants (ffmpeg children included). */
 function treeRssKb(pid: number): number {
-  let total = 0;
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const visit = (p: number) => {
-    try {
-      const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      total += match ? Number(match[1]) : 0;
-    } catch {
-      return;
-    }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
-  return total;
+  return processTree(pid).reduce((total, p) => total + processMemoryKb(p).rss, 0);
 }
 
 async function startServer(maxAudioSeconds: number): Promise<{ child: ChildProcess; url: string; key: string; exited: Promise<number | null>; stderr: () => string }> {

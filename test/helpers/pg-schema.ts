@@ -1,24 +1,27 @@
 /**
- * A PostgreSQL database URL of a fresh schema for one test, from PARLEY_TEST_DATABASE_URL; the
- * schema is dropped afterwards. `pgSkip` is the `skip` option of tests that need it.
+ * A PostgreSQL schema of a test's own on PARLEY_TEST_DATABASE_URL, so tests (and other engineers'
+ * runs) sharing one database never see each other's tables; dropped afterwards.
  */
 import pg from 'pg';
 
-const pgUrl = process.env.PARLEY_TEST_DATABASE_URL;
+export const pgTestUrl = process.env.PARLEY_TEST_DATABASE_URL;
+export const skipWithoutPg: string | false = pgTestUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run; .ci/run does';
 
-export const pgSkip: false | string = pgUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run';
-
-export async function withPgSchema(prefix: string, run: (databaseUrl: string) => Promise<void>): Promise<void> {
-  const schema = `${prefix}_${Date.now()}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: pgUrl });
+/** Run `body` with a database URL whose search_path is a fresh schema; drop the schema after. */
+export async function withPgSchema<T>(name: string, body: (url: string) => Promise<T>): Promise<T> {
+  const schema = `${name}_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: pgTestUrl });
   await admin.connect();
   try {
     await admin.query(`create schema ${schema}`);
-    const url = new URL(pgUrl!);
+    const url = new URL(pgTestUrl!);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    await run(url.toString());
+    try {
+      return await body(url.toString());
+    } finally {
+      await admin.query(`drop schema ${schema} cascade`);
+    }
   } finally {
-    await admin.query(`drop schema if exists ${schema} cascade`);
     await admin.end();
   }
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
 import { DuplicateJobError, JobRepository } from '../../src/store/job-repository.js';
-import { pgSkip, withPgSchema } from '../helpers/pg-schema.js';
+import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { expectSttError } from '../helpers/stt-errors.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
@@ -188,7 +188,7 @@ describe('concurrent submissions with the same X-Request-Id', () => {
     }
   });
 
-  it('PostgreSQL: one job, 409 for the others', { skip: pgSkip }, () =>
+  it('PostgreSQL: one job, 409 for the others', { skip: skipWithoutPg }, () =>
     withPgSchema('dup', async (databaseUrl) => {
       const s = await startTestServer({ capabilities, config: { ...quiet, databaseUrl } });
       try {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
 import { modelsDirWith } from '../helpers/models.js';
-import { pgSkip, withPgSchema } from '../helpers/pg-schema.js';
+import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../helpers/sse.js';
 
@@ -74,7 +74,7 @@ describe('pronunciation dictionary caps', () => {
   it('an account holds at most limits.maxDictsPerAccount dictionaries, also when it creates them all at once', async () =>
     createAtOnce(await newAccount(s)));
 
-  it('the same on PostgreSQL, where the creations run in parallel transactions', { skip: pgSkip }, () =>
+  it('the same on PostgreSQL, where the creations run in parallel transactions', { skip: skipWithoutPg }, () =>
     withPgSchema('dicts', async (databaseUrl) => {
       const onPg = await startTestServer({ config: { databaseUrl, limits: { maxDictsPerAccount: 3 }, rateLimits: { management: { perMinute: 0 } } } });
       try {

@@ -19,7 +19,7 @@ import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.js';
 import { randomBase62 } from '../../src/store/ids.js';
 import { corpusFile, modelsDirWith, repoRoot } from '../helpers/models.js';
-import { skipWithoutPg, withPgSchema } from '../store/pg-schema.js';
+import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { until } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
 

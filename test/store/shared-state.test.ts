@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../src/store/database.js';
 import { JOB_AUDIO_CHUNK_BYTES, JobRepository } from '../../src/store/job-repository.js';
 import { LeaseRepository } from '../../src/store/lease-repository.js';
 import { RateLimitRepository } from '../../src/store/rate-limit-repository.js';
-import { skipWithoutPg, withPgSchema } from './pg-schema.js';
+import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 
 const DAY = 86_400_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
