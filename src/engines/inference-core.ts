@@ -185,8 +185,11 @@ function modelFiles(part: object | undefined): string[] {
   return Object.entries(part).flatMap(([name, value]) => (typeof value === 'string' && /model|coder|joiner|preprocessor/i.test(name) ? [value] : []));
 }
 
-/** Checked before sherpa sees a path: it ends the whole process on a missing file instead of throwing. */
-function requireFiles(files: string[]): void {
-  const missing = files.filter((f) => f && !existsSync(f));
+/**
+ * Checked before sherpa sees a path: it ends the whole process on a missing file instead of
+ * throwing. A lexicon may be several files joined by commas (Kokoro), each checked.
+ */
+export function requireFiles(files: string[]): void {
+  const missing = files.flatMap((f) => f.split(',')).map((f) => f.trim()).filter((f) => f && !existsSync(f));
   if (missing.length > 0) throw new ModelPackError(`model files are missing: ${missing.join(', ')}`);
 }

@@ -6,10 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { requireFiles } from '../../src/engines/inference-core.js';
 import { InferenceProcess, type InferenceProcessOptions } from '../../src/engines/inference-process.js';
 import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
-import { AbortedError, InferenceUnavailableError } from '../../src/errors.js';
+import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../src/errors.js';
 import { sileroPack } from './stt-fixtures.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -112,5 +114,16 @@ describe('InferenceProcess', () => {
     await until(() => inference.status().tasks.running === 0, 'the child to let go');
     assert.equal(inference.status().tasks.completed, 1, 'only the warm-up completed');
     assert.equal(inference.status().restarts, 0);
+  });
+});
+
+describe('model files checked before sherpa sees them', () => {
+  it('checks each file of a comma-joined lexicon, and names the missing ones', () => {
+    const here = fileURLToPath(import.meta.url);
+    assert.doesNotThrow(() => requireFiles([`${here},${here}`, here]));
+    assert.throws(
+      () => requireFiles([`${here},/nonexistent/lexicon-zh.txt`]),
+      (e: unknown) => e instanceof ModelPackError && /lexicon-zh\.txt/.test(e.message) && !e.message.includes(here),
+    );
   });
 });
