@@ -74,6 +74,17 @@ describe('HTTP timeouts', () => {
     assert.deepEqual(res.body, { error: 'Request body was not received within 1 s', request_id: 'slow-upload-1' });
   });
 
+  it('a request answered before its body was read says Connection: close, so no client sends its next request into a closing socket', async () => {
+    const c = await connectRaw(s.url);
+    c.write(
+      `POST /api/v1/stt/get_text HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\n` +
+        `Content-Type: text/x-not-audio\r\nContent-Length: 100000\r\n\r\nRIFF`,
+    );
+    const res = parseResponse(await within(c.closed, 5_000, 'the server closing the connection'));
+    assert.ok(res.status >= 400 && res.status < 500, `a 4xx, got ${res.status}`);
+    assert.equal(res.headers.connection, 'close');
+  });
+
   it('headers trickling in are cut after headersTimeoutMs', async () => {
     const c = await connectRaw(s.url);
     c.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
@@ -108,7 +119,7 @@ describe('HTTP timeouts', () => {
       );
       await waitFor('the stream to begin', async () => c.received().includes('event: chunk'));
       c.socket.pause(); // the client stops reading; socket buffers fill up
-      await waitFor('the server to close the stalled stream', async () => server.destroyed, 20_000);
+      await waitFor('the server to close the stalled stream', async () => server.destroyed, 60_000);
       const atClose = probe.started();
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(probe.started(), atClose, 'no sentence is started once the stream is closed');

@@ -28,6 +28,9 @@ export function httpServerOptions(limits: HttpLimits): Partial<FastifyServerOpti
   } as Partial<FastifyServerOptions>;
 }
 
+/** The body stream of each request that went through the body deadline, to tell if it was all read. */
+const unreadBodies = new WeakMap<object, Readable>();
+
 export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits): void {
   app.server.maxConnections = limits.maxConnections;
   let lastDropLog = 0;
@@ -58,9 +61,11 @@ export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits
     source.once('end', stop);
     source.once('close', stop);
     reply.raw.once('close', stop);
+    unreadBodies.set(request.raw, source);
     // Answered without reading the whole body (an unsupported type, a refusal before parsing): the
     // pipe holds the rest unread, and Node, seeing the body consumed, would neither discard it nor
-    // read the connection's next request, so that request would hang. Close the connection instead.
+    // read the connection's next request, so that request would hang. Close the connection instead
+    // (the onSend hook below has told the client so, or it would send its next request into it).
     reply.raw.once('finish', () => {
       if (source.readableEnded) return;
       source.unpipe(guarded);
@@ -72,7 +77,9 @@ export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits
   // Once a response is being written, bytes that stop moving for writeStallTimeoutMs mean a
   // client that does not read: the socket is destroyed rather than held with the response in
   // memory. Node replaces this timeout with keepAliveTimeout when the response has gone out.
-  app.addHook('onSend', async (request) => {
+  app.addHook('onSend', async (request, reply) => {
     request.raw.socket?.setTimeout(limits.writeStallTimeoutMs);
+    const body = unreadBodies.get(request.raw);
+    if (body && !body.readableEnded) reply.header('Connection', 'close');
   });
 }
