@@ -15,6 +15,27 @@ export interface RateLimit {
   burst: number;
 }
 
+/**
+ * Streaming models decode the whole recording, in windows of streamWindowSeconds; offline models
+ * decode VAD segments, padded, merged across short pauses, and cut to fit their window. Wherever
+ * a window is cut through speech, the two pieces share windowOverlapSeconds and their words are
+ * stitched at a word both heard (src/transcription/stitch.ts).
+ */
+export interface DecodingSettings {
+  /** Longest audio a streaming recogniser decodes as one stream (one inference task), seconds. */
+  streamWindowSeconds: number;
+  /** Silence appended after each streaming window so its last words are decoded, seconds. */
+  streamTailPaddingSeconds: number;
+  /** Audio shared by the two windows on either side of a cut, seconds; under half of any window. */
+  windowOverlapSeconds: number;
+  /** Audio added before and after each VAD segment for an offline recogniser, seconds. */
+  segmentPadSeconds: number;
+  /** VAD segments closer than this are decoded together by an offline recogniser, seconds. */
+  segmentMergeGapSeconds: number;
+  /** Longest offline segment for models without a fixed window of their own (Whisper's 30 s always applies), seconds. */
+  segmentMaxSeconds: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -162,6 +183,8 @@ export interface Config {
     utterancePauseSeconds: number;
     /** Cosine-distance threshold of diarization clustering when the speaker count is unknown. */
     diarizationThreshold: number;
+    /** How audio is cut and padded for the recognisers (src/transcription/pipeline.ts); defaults justified below. */
+    decoding: DecodingSettings;
   };
   webhooks: {
     retries: number;
@@ -251,6 +274,14 @@ export const defaultConfig: Config = {
     urlMaxRedirects: 3,
     utterancePauseSeconds: 0.8,
     diarizationThreshold: 0.5,
+    decoding: {
+      streamWindowSeconds: 300,
+      streamTailPaddingSeconds: 0.66,
+      windowOverlapSeconds: 2,
+      segmentPadSeconds: 0.3,
+      segmentMergeGapSeconds: 0.5,
+      segmentMaxSeconds: 30,
+    },
   },
   webhooks: {
     retries: 10,
