@@ -132,11 +132,13 @@ export async function transcribeAudio(
   const vad = engines.vad;
   const scan = (): AsyncIterable<TimeSpan> | Promise<TimeSpan[]> => ('detectStream' in vad ? vad.detectStream(samples, { signal }) : vad.detect(samples, { signal }));
   let speech: TimeSpan[];
+  const maxSegmentSeconds = recognizer.streaming ? Infinity : Math.min(recognizer.windowSeconds ?? Infinity, settings.segmentMaxSeconds);
   const segmenter = new SpeechSegmenter(samples, rate, {
     mergeGapSeconds: settings.segmentMergeGapSeconds,
     padSeconds: recognizer.streaming ? 0 : settings.segmentPadSeconds,
-    maxSegmentSeconds: recognizer.streaming ? Infinity : Math.min(recognizer.windowSeconds ?? Infinity, settings.segmentMaxSeconds),
-    overlapSeconds: settings.windowOverlapSeconds,
+    maxSegmentSeconds,
+    // A model's own window (Whisper's 30 s) may be shorter than the configured limit the overlap was checked against.
+    overlapSeconds: Math.min(settings.windowOverlapSeconds, maxSegmentSeconds / 4),
   });
   if (recognizer.streaming) {
     // The VAD only groups words here, so it scans beside recognition on the other worker.
@@ -159,9 +161,12 @@ export async function transcribeAudio(
   }
   if (signal?.aborted) throw new AbortedError();
 
-  // Milliseconds are plenty for the wire; rounding keeps order, so words stay non-overlapping.
-  const inAudio = words.map((w) => ({ ...w, start: roundMs(Math.min(w.start, duration)), end: roundMs(Math.min(w.end, duration)) }));
-  const segments = segmentsOf(speech, inAudio, windows).map((s) => ({ ...s, start: roundMs(Math.min(s.start, duration)), end: roundMs(Math.min(s.end, duration)) }));
+  // Milliseconds are plenty for the wire; rounding keeps order, so words stay non-overlapping, and
+  // the last millisecond boundary inside the audio bounds every time.
+  const lastMs = Math.floor(duration * 1000) / 1000;
+  const inFile = <T extends TimeSpan>(t: T): T => ({ ...t, start: Math.min(roundMs(t.start), lastMs), end: Math.min(roundMs(t.end), lastMs) });
+  const inAudio = words.map(inFile);
+  const segments = segmentsOf(speech, inAudio, windows).map(inFile);
   const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
   const pause = options.utterancePauseSeconds ?? 0.8;
   const utterances = buildUtterances(labelled, pause);
