@@ -13,7 +13,8 @@ import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool
 import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from '../../src/transcription/pipeline.js';
 import { splitWithOverlap } from '../../src/transcription/speech-segments.js';
 import { assembleWords, type TimedWord } from '../../src/transcription/words.js';
-import { corpusEntries, loadCorpusAudio, sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
+import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
+import { corpusEntries, embeddingPack, loadCorpusAudio, segmentationPack, sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
 import { labelledEnglishEntries, normaliseWords, rawTranscript } from '../helpers/transcript-accuracy.js';
 
 const plain = { language: 'en', wordTimestamps: true, diarize: false };
@@ -50,7 +51,9 @@ describe('transcription fidelity on the labelled corpus', () => {
     streaming = createOnlineRecognizer(pool, streamingEnglishPack());
     segmented = { ...streaming, streaming: false };
     const vad = createSherpaVad(pool, sileroPack());
-    engines = (recognizer) => ({ vad, recognizers: [recognizer] });
+    // The fixture diarizer (not pretrained) with a tight threshold splits recordings into several speakers.
+    const diarizer = createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.1 });
+    engines = (recognizer) => ({ vad, recognizers: [recognizer], diarizer });
   });
   after(() => pool.close());
 
@@ -70,16 +73,20 @@ describe('transcription fidelity on the labelled corpus', () => {
     assert.ok(through.segmented >= raw, `padded VAD segments: ${through.segmented} last words against the raw engine's ${raw}`);
   });
 
-  it('keeps word, utterance and segment times inside the file, ordered and non-overlapping, on every corpus recording', async () => {
+  it('keeps word, utterance and segment times inside the file, ordered and never overlapping (across speakers too), on every English corpus recording', async () => {
     const entries = corpusEntries().filter((e) => e.language === 'en' && /^(en|emotion|diarization)\//.test(e.file));
+    let speakers = 0;
     for (const entry of entries) {
       const audio = loadCorpusAudio(entry.file);
+      const diarize = entry.kind === 'diarization';
       for (const recognizer of [streaming, segmented]) {
-        const result = await transcribeAudio(audio, plain, engines(recognizer));
+        const result = await transcribeAudio(audio, { ...plain, diarize }, engines(recognizer));
         assert.ok(Math.abs(result.duration - entry.duration_s) < 0.01, `${entry.file}: duration`);
         assertTimesTrue(result, `${entry.file} (${recognizer.streaming ? 'stream' : 'segments'})`);
+        if (diarize) speakers = Math.max(speakers, new Set(result.words.map((w) => w.speaker)).size);
       }
     }
+    assert.ok(speakers > 1, 'the diarized recordings were split into several speakers, so utterances of different speakers were checked');
   });
 
   it('neither drops nor repeats words where a long recording is cut into overlapping windows', async () => {
