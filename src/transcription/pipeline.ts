@@ -130,7 +130,8 @@ export async function transcribeAudio(
   };
 
   const vad = engines.vad;
-  const scan = (): AsyncIterable<TimeSpan> | Promise<TimeSpan[]> => ('detectStream' in vad ? vad.detectStream(samples, { signal }) : vad.detect(samples, { signal }));
+  const scan = (stop?: AbortSignal): AsyncIterable<TimeSpan> | Promise<TimeSpan[]> =>
+    'detectStream' in vad ? vad.detectStream(samples, { signal: stop }) : vad.detect(samples, { signal: stop });
   let speech: TimeSpan[];
   const maxSegmentSeconds = recognizer.streaming ? Infinity : Math.min(recognizer.windowSeconds ?? Infinity, settings.segmentMaxSeconds);
   const segmenter = new SpeechSegmenter(samples, rate, {
@@ -141,19 +142,30 @@ export async function transcribeAudio(
     overlapSeconds: Math.min(settings.windowOverlapSeconds, maxSegmentSeconds / 4),
   });
   if (recognizer.streaming) {
-    // The VAD only groups words here, so it scans beside recognition on the other worker.
+    // The VAD only groups words here, so it scans beside recognition on the other worker; it
+    // stops with the request, or as soon as recognition fails.
+    const scanning = new AbortController();
+    const stopScan = () => scanning.abort();
+    signal?.addEventListener('abort', stopScan, { once: true });
+    let scanFailure: unknown;
     const spans = (async () => {
       const found: TimeSpan[] = [];
-      for await (const span of await scan()) found.push(...segmenter.push(span));
+      for await (const span of await scan(scanning.signal)) found.push(...segmenter.push(span));
       return [...found, ...segmenter.finish()];
     })();
-    spans.catch(() => undefined); // observed below, after recognition
-    for (const window of splitWithOverlap({ start: 0, end: samples.length / rate }, samples, rate, settings.streamWindowSeconds, settings.windowOverlapSeconds)) {
-      await recognize(window);
+    spans.catch((error: unknown) => (scanFailure = error)); // thrown between windows or awaited below
+    try {
+      for (const window of splitWithOverlap({ start: 0, end: samples.length / rate }, samples, rate, settings.streamWindowSeconds, settings.windowOverlapSeconds)) {
+        if (scanFailure) throw scanFailure;
+        await recognize(window);
+      }
+      speech = await spans;
+    } finally {
+      stopScan();
+      signal?.removeEventListener('abort', stopScan);
     }
-    speech = await spans;
   } else {
-    for await (const span of await scan()) {
+    for await (const span of await scan(signal)) {
       for (const segment of segmenter.push(span)) await recognize(segment);
     }
     for (const segment of segmenter.finish()) await recognize(segment);

@@ -100,21 +100,30 @@ export function splitWithOverlap(span: TimeSpan, samples: Float32Array, sampleRa
   return pieces;
 }
 
-/** Centre of the lowest-energy 25 ms frame (10 ms hop) between two times, in seconds. */
+/** How far back from the longest allowed piece a cut is looked for: a pause turns up well within this. */
+const CUT_SEARCH_SECONDS = 30;
+
+/**
+ * Centre of the lowest-energy 25 ms frame (10 ms hop) between two times, in seconds. The frame
+ * energy slides along (one pass over the samples), so a long range costs little.
+ */
 function quietestPoint(samples: Float32Array, sampleRate: number, from: number, to: number): number {
+  from = Math.max(from, to - CUT_SEARCH_SECONDS);
   const frame = Math.round(0.025 * sampleRate);
   const hop = Math.max(1, Math.round(0.01 * sampleRate));
   const first = Math.max(0, Math.floor(from * sampleRate));
   const last = Math.min(samples.length - frame, Math.floor(to * sampleRate) - frame);
   let best = (from + to) / 2;
   let bestEnergy = Infinity;
+  let energy = 0;
+  for (let i = first; i < first + frame && i < samples.length; i++) energy += samples[i]! * samples[i]!;
   for (let at = first; at <= last; at += hop) {
-    let energy = 0;
-    for (let i = at; i < at + frame; i++) energy += samples[i]! * samples[i]!;
     if (energy < bestEnergy) {
       bestEnergy = energy;
       best = (at + frame / 2) / sampleRate;
     }
+    for (let i = at; i < at + hop; i++) energy -= samples[i]! * samples[i]!;
+    for (let i = at + frame; i < at + frame + hop && i < samples.length; i++) energy += samples[i]! * samples[i]!;
   }
   return best;
 }
