@@ -1,143 +1,138 @@
 /**
- * Speech-to-text on the English corpus files: `node --import tsx bench/stt.ts`.
+ * Speech-to-text accuracy and speed on the labelled English corpus: `node --import tsx bench/stt.ts`.
  *
- * Per file: WER of the shared streaming model against the manifest `text` (case and punctuation
- * normalised; reported, not asserted), real-time factor of the whole pipeline (resample, VAD,
- * recognition, words), the raw recogniser time on the very segments the pipeline used (recogniser
- * called directly, through the same worker pool), and their ratio (target ≤ 1.05: the pipeline
- * should add little beyond recognition). Last row: all files joined into one recording, where the
- * VAD scan can overlap recognition for longer. Times are the median of RUNS runs after a warm-up
- * that loads the models. Peak RSS covers the whole process, worker threads included.
+ * Accuracy, for every installed recogniser (every ASR pack in the models folder): three WERs
+ * against the manifest `text` (case and punctuation normalised), summed over the files:
+ * - raw: the recogniser alone, as its upstream examples run it: a streaming model on the whole
+ *   file, an offline one on consecutive fixed windows (its own window, else 30 s);
+ * - pipeline: transcribeAudio (resample, VAD, windows/segments, stitching, words) with the
+ *   config's decoding defaults;
+ * - their difference (target: pipeline ≤ raw + 0.5 points).
+ * Files where the two disagree are listed with both transcripts.
+ *
+ * Speed, for the first recogniser: per file, the pipeline's wall time, its real-time factor, the
+ * raw decode's time and the ratio (the pipeline should add little beyond recognition); last row:
+ * all files joined into one recording with 0.5 s pauses. Median of RUNS runs after a warm-up.
+ * Peak RSS covers the whole process, worker threads included.
  *
  * Models come from PARLEY_TEST_MODELS_DIR (default ../shared/models), audio from
  * PARLEY_TEST_CORPUS_DIR (default ../shared/corpus).
  */
 import { resample } from '../src/audio/resample.js';
 import type { PcmAudio } from '../src/audio/pcm.js';
-import { createOnlineRecognizer } from '../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../src/engines/sherpa-vad.js';
-import { createWorkerPool } from '../src/engines/worker-pool.js';
-import { transcribeAudio, type TranscribedSegment } from '../src/transcription/pipeline.js';
-import { englishEntries, loadCorpusAudio, sileroPack, streamingEnglishPack } from '../test/engines/stt-fixtures.js';
+import { loadEngineSet } from '../src/engines/engine-set.js';
+import { InferenceCore } from '../src/engines/inference-core.js';
+import type { Recognizer } from '../src/engines/types.js';
+import { scanModelPacks } from '../src/models/detect.js';
+import { isAsrKind } from '../src/models/pack.js';
+import { transcribeAudio, type TranscriptionEngines } from '../src/transcription/pipeline.js';
+import { loadCorpusAudio } from '../test/engines/stt-fixtures.js';
+import { sharedModelsDir } from '../test/helpers/models.js';
+import { labelledEnglishEntries, normaliseWords, rawTranscript, wordErrors } from '../test/helpers/transcript-accuracy.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-
-/** Lower case, apostrophes kept, every other non-letter/digit a word break ("cold-hearted" → two words). */
-function normalise(text: string): string[] {
-  return text
-    .toLowerCase()
-    .replace(/[’‘]/g, "'")
-    .replace(/[^\p{L}\p{N}']+/gu, ' ')
-    .split(' ')
-    .map((w) => w.replace(/^'+|'+$/g, ''))
-    .filter(Boolean);
-}
-
-/** Word-level edit distance. */
-function editDistance(reference: string[], hypothesis: string[]): number {
-  let previous = Array.from({ length: hypothesis.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= reference.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= hypothesis.length; j++) {
-      const substitution = previous[j - 1]! + (reference[i - 1] === hypothesis[j - 1] ? 0 : 1);
-      current.push(Math.min(substitution, previous[j]! + 1, current[j - 1]! + 1));
-    }
-    previous = current;
-  }
-  return previous[hypothesis.length]!;
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-const pool = createWorkerPool({ workers: 2 });
-const vad = createSherpaVad(pool, sileroPack());
-const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
-const engines = { vad, recognizers: [recognizer] };
+const { packs } = await scanModelPacks(sharedModelsDir);
+const core = new InferenceCore({ workers: 2 });
+const set = await loadEngineSet(
+  packs.filter((p) => isAsrKind(p.kind) || p.kind === 'vad-silero'),
+  { runners: { synthesis: core, transcription: core }, espeakDataDir: '', numThreads: 1, diarizationThreshold: 0.5 },
+);
+for (const failure of set.failed) console.log(`could not load ${failure.pack}: ${failure.reason}`);
+if (!set.vad) throw new Error(`no VAD pack in ${sharedModelsDir}`);
+const english = set.recognizers.filter((r) => r.languages.includes('en') || r.languages.includes('multi'));
+if (english.length === 0) throw new Error(`no English recogniser in ${sharedModelsDir}`);
+const vad = set.vad;
+const enginesFor = (recognizer: Recognizer): TranscriptionEngines => ({ vad, recognizers: [recognizer] });
 const options = { language: 'en', wordTimestamps: true, diarize: false };
 
-async function timePipeline(audio: PcmAudio) {
-  const start = performance.now();
-  const result = await transcribeAudio(audio, options, engines);
-  return { ms: performance.now() - start, result };
-}
+const clips = await Promise.all(
+  labelledEnglishEntries().map(async (entry) => {
+    const audio = loadCorpusAudio(entry.file);
+    return { entry, audio, samples16k: await resample(audio.samples, audio.sampleRate, 16000), reference: normaliseWords(entry.text!) };
+  }),
+);
+const corpusSeconds = clips.reduce((n, c) => n + c.audio.samples.length / c.audio.sampleRate, 0);
+const referenceWords = clips.reduce((n, c) => n + c.reference.length, 0);
+const percent = (errors: number) => ((100 * errors) / referenceWords).toFixed(2).padStart(6) + '%';
 
-async function timeRecognizer(samples16k: Float32Array, segments: TranscribedSegment[]): Promise<number> {
-  const start = performance.now();
-  for (const s of segments) {
-    await recognizer.recognize(samples16k.subarray(Math.round(s.start * 16000), Math.round(s.end * 16000)), { language: 'en' });
+console.log(`Parley STT bench: ${clips.length} labelled English files (en/, emotion/), ${corpusSeconds.toFixed(1)} s, ${referenceWords} reference words\n`);
+console.log(`${'recogniser'.padEnd(62)} ${'raw WER'.padStart(8)} ${'pipeline'.padStart(8)} ${'diff'.padStart(8)}`);
+const disagreements: string[] = [];
+for (const recognizer of english) {
+  let rawErrors = 0;
+  let pipelineErrors = 0;
+  for (const clip of clips) {
+    const samples = recognizer.sampleRate === 16000 ? clip.samples16k : await resample(clip.audio.samples, clip.audio.sampleRate, recognizer.sampleRate);
+    const raw = await rawTranscript(recognizer, samples);
+    const pipeline = (await transcribeAudio(clip.audio, options, enginesFor(recognizer))).transcription;
+    const r = wordErrors(clip.reference, normaliseWords(raw));
+    const p = wordErrors(clip.reference, normaliseWords(pipeline));
+    rawErrors += r;
+    pipelineErrors += p;
+    if (r !== p) disagreements.push(`${recognizer.id} ${clip.entry.file}: raw ${r} errors "${raw}", pipeline ${p} errors "${pipeline}"`);
   }
-  return performance.now() - start;
+  const diff = (100 * (pipelineErrors - rawErrors)) / referenceWords;
+  console.log(`${recognizer.id.padEnd(62)} ${percent(rawErrors)} ${percent(pipelineErrors)} ${`${diff > 0 ? '+' : ''}${diff.toFixed(2)}`.padStart(8)}`);
 }
+if (disagreements.length > 0) console.log(`\nfiles where raw and pipeline differ:\n  ${disagreements.join('\n  ')}`);
 
+// Speed, first recogniser.
+const recognizer = english[0]!;
+const engines = enginesFor(recognizer);
 interface Row {
   name: string;
   seconds: number;
-  errors?: number;
-  referenceWords?: number;
   pipelineMs: number;
   rawMs: number;
 }
-
-async function measure(name: string, audio: PcmAudio, reference?: string): Promise<Row> {
-  const samples16k = await resample(audio.samples, audio.sampleRate, 16000);
+async function measure(name: string, audio: PcmAudio, samples16k: Float32Array): Promise<Row> {
   const pipelineTimes: number[] = [];
   const rawTimes: number[] = [];
-  let transcription = '';
   for (let run = 0; run < RUNS; run++) {
-    const { ms, result } = await timePipeline(audio);
-    pipelineTimes.push(ms);
-    transcription = result.transcription;
-    rawTimes.push(await timeRecognizer(samples16k, result.segments));
+    let start = performance.now();
+    await transcribeAudio(audio, options, engines);
+    pipelineTimes.push(performance.now() - start);
+    start = performance.now();
+    await rawTranscript(recognizer, samples16k);
+    rawTimes.push(performance.now() - start);
   }
-  const row: Row = { name, seconds: audio.samples.length / audio.sampleRate, pipelineMs: median(pipelineTimes), rawMs: median(rawTimes) };
-  if (reference !== undefined) {
-    const ref = normalise(reference);
-    row.errors = editDistance(ref, normalise(transcription));
-    row.referenceWords = ref.length;
-  }
-  return row;
+  return { name, seconds: audio.samples.length / audio.sampleRate, pipelineMs: median(pipelineTimes), rawMs: median(rawTimes) };
 }
-
-const entries = englishEntries();
-const clips = entries.map((e) => ({ entry: e, audio: loadCorpusAudio(e.file) }));
-await timePipeline(clips[0]!.audio); // warm-up: both workers load their models
-
+await transcribeAudio(clips[0]!.audio, options, engines); // warm-up: both workers load their models
 const rows: Row[] = [];
-for (const { entry, audio } of clips) rows.push(await measure(entry.file.replace(/^en\//, ''), audio, entry.text ?? undefined));
-
-// All clips at 16 kHz, joined with 0.5 s of silence: one longer recording.
-const parts = await Promise.all(clips.map(({ audio }) => resample(audio.samples, audio.sampleRate, 16000)));
+for (const { entry, audio, samples16k } of clips) rows.push(await measure(entry.file.replace(/^[a-z]+\//, ''), audio, samples16k));
 const gap = 8000;
-const joined = new Float32Array(parts.reduce((n, p) => n + p.length + gap, 0));
+const joined = new Float32Array(clips.reduce((n, c) => n + c.samples16k.length + gap, 0));
 let at = 0;
-for (const part of parts) {
-  joined.set(part, at);
-  at += part.length + gap;
+for (const { samples16k } of clips) {
+  joined.set(samples16k, at);
+  at += samples16k.length + gap;
 }
-const joinedRow = await measure(`all ${clips.length} joined`, { samples: joined, sampleRate: 16000 });
+const joinedRow = await measure(`all ${clips.length} joined`, { samples: joined, sampleRate: 16000 }, joined);
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
-console.log(`Parley STT bench: ${recognizer.id}, Silero VAD v5, 2 pool workers, median of ${RUNS} runs\n`);
-console.log(`${'file'.padEnd(42)} ${pad('audio s', 8)} ${pad('WER', 6)} ${pad('pipe ms', 8)} ${pad('RTF', 6)} ${pad('raw ms', 8)} ${pad('ratio', 6)}`);
+console.log(`\nSpeed: ${recognizer.id}, Silero VAD v5, 2 worker threads, median of ${RUNS} runs\n`);
+console.log(`${'file'.padEnd(42)} ${pad('audio s', 8)} ${pad('pipe ms', 8)} ${pad('RTF', 6)} ${pad('raw ms', 8)} ${pad('ratio', 6)}`);
 const line = (r: Row) =>
   console.log(
-    `${r.name.padEnd(42)} ${pad(r.seconds.toFixed(2), 8)} ${pad(r.errors === undefined ? '-' : ((100 * r.errors) / r.referenceWords!).toFixed(0) + '%', 6)} ` +
-      `${pad(r.pipelineMs.toFixed(0), 8)} ${pad((r.pipelineMs / 1000 / r.seconds).toFixed(3), 6)} ${pad(r.rawMs.toFixed(0), 8)} ${pad((r.pipelineMs / r.rawMs).toFixed(2), 6)}`,
+    `${r.name.padEnd(42)} ${pad(r.seconds.toFixed(2), 8)} ${pad(r.pipelineMs.toFixed(0), 8)} ${pad((r.pipelineMs / 1000 / r.seconds).toFixed(3), 6)} ` +
+      `${pad(r.rawMs.toFixed(0), 8)} ${pad((r.pipelineMs / r.rawMs).toFixed(2), 6)}`,
   );
 rows.forEach(line);
-const total: Row = {
+console.log('-'.repeat(82));
+line({
   name: 'total (per-file runs)',
   seconds: rows.reduce((n, r) => n + r.seconds, 0),
-  errors: rows.reduce((n, r) => n + r.errors!, 0),
-  referenceWords: rows.reduce((n, r) => n + r.referenceWords!, 0),
   pipelineMs: rows.reduce((n, r) => n + r.pipelineMs, 0),
   rawMs: rows.reduce((n, r) => n + r.rawMs, 0),
-};
-console.log('-'.repeat(84));
-line(total);
+});
 line(joinedRow);
-console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (whole process, both worker threads included)`);
-await pool.close();
+console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (whole process, worker threads included)`);
+set.release();
+await core.close();

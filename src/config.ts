@@ -15,6 +15,27 @@ export interface RateLimit {
   burst: number;
 }
 
+/**
+ * Streaming models decode the whole recording, in windows of streamWindowSeconds; offline models
+ * decode VAD segments, padded, merged across short pauses, and cut to fit their window. Wherever
+ * a window is cut through speech, the two pieces share windowOverlapSeconds and their words are
+ * stitched at a word both heard (src/transcription/stitch.ts).
+ */
+export interface DecodingSettings {
+  /** Longest audio a streaming recogniser decodes as one stream (one inference task), seconds. */
+  streamWindowSeconds: number;
+  /** Silence appended after each streaming window so its last words are decoded, seconds. */
+  streamTailPaddingSeconds: number;
+  /** Audio shared by the two windows on either side of a cut, seconds; under half of any window. */
+  windowOverlapSeconds: number;
+  /** Audio added before and after each VAD segment for an offline recogniser, seconds. */
+  segmentPadSeconds: number;
+  /** VAD segments closer than this are decoded together by an offline recogniser, seconds. */
+  segmentMergeGapSeconds: number;
+  /** Longest offline segment for models without a fixed window of their own (Whisper's 30 s always applies), seconds. */
+  segmentMaxSeconds: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -162,6 +183,8 @@ export interface Config {
     utterancePauseSeconds: number;
     /** Cosine-distance threshold of diarization clustering when the speaker count is unknown. */
     diarizationThreshold: number;
+    /** How audio is cut and padded for the recognisers (src/transcription/pipeline.ts); defaults justified below. */
+    decoding: DecodingSettings;
   };
   webhooks: {
     retries: number;
@@ -251,6 +274,27 @@ export const defaultConfig: Config = {
     urlMaxRedirects: 3,
     utterancePauseSeconds: 0.8,
     diarizationThreshold: 0.5,
+    decoding: {
+      // Figures: WER of the shared GigaSpeech 3.3M streaming transducer on the 23 labelled English
+      // corpus files (en/ and emotion/, 228 words; one word = 0.44 points), whole-file decode 7.46%.
+      // 300 s: one task then carries 19 MB of samples and cuts are rare; cuts cost nothing measurable
+      // (8 s windows with a 2 s overlap gave 6.58%).
+      streamWindowSeconds: 300,
+      // 0.2 s → 7.89%, 0.4 / 0.66 / 1.0 s → 7.46%; 0.66 is sherpa-onnx's Python examples' value, with margin over 0.4.
+      streamTailPaddingSeconds: 0.66,
+      // 8 s windows: overlap 0 → 7.89%, 1 s → 6.58%, 2 s → 6.58%, 3 s → 7.02% (5 s windows: 9.65, 6.14, -, -).
+      // 2 s holds a few words to stitch at even for slow speech, for 0.7% more decoding at 300 s windows.
+      windowOverlapSeconds: 2,
+      // The streaming model decoding padded VAD segments as an offline model would: pad 0 → 19.7%,
+      // 0.1 → 9.2%, 0.3 → 7.5%, 0.5 → 6.6%, 0.75 → 6.1%, 1.0 → 6.1% (merge gap 0.5 s); padding never
+      // reaches past half the pause to the next segment, so more than 0.75 s changes little.
+      segmentPadSeconds: 0.75,
+      // Same measurement, pad 0.75: gap 0.3 s → 6.6%, 0.5 s → 6.1%, 0.8 s → 6.1%. Merging gives an
+      // offline model context across short pauses; the window limit below still bounds the merge.
+      segmentMergeGapSeconds: 0.5,
+      // No offline model could be measured here; 30 s is Whisper's window, and the VAD's own cap.
+      segmentMaxSeconds: 30,
+    },
   },
   webhooks: {
     retries: 10,
@@ -366,6 +410,9 @@ function validate(config: Config, problems: string[]): void {
   if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
   if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
   if (config.limits.maxConcurrentDecodes < 1) problems.push('limits.maxConcurrentDecodes must be at least 1');
+  const decoding = config.transcription.decoding;
+  for (const name of ['streamWindowSeconds', 'segmentMaxSeconds'] as const)
+    if (!(decoding[name] > 2 * decoding.windowOverlapSeconds)) problems.push(`transcription.decoding.${name} must be more than twice windowOverlapSeconds`);
 }
 
 function deepFreeze<T>(o: T): T {

@@ -58,6 +58,7 @@ const WITH_TOKEN_TIMES = new Set<OfflinePackKind>([
 ]);
 
 const SAMPLE_RATE = 16_000;
+const WHISPER_WINDOW_SECONDS = 30;
 
 /** Whisper's language token: ISO 639-1, "" to let the model detect it. */
 function whisperLanguage(language: string | undefined): string {
@@ -171,6 +172,8 @@ export async function createOfflineRecognizer(runner: TaskRunner, pack: ModelPac
     languages: [...pack.languages],
     sampleRate: SAMPLE_RATE,
     hasTokenTimestamps: WITH_TOKEN_TIMES.has(kind),
+    // Whisper's encoder takes exactly 30 s of audio (sherpa pads shorter input, longer is refused).
+    ...(kind === 'asr-whisper' ? { windowSeconds: WHISPER_WINDOW_SECONDS } : {}),
     async recognize(samples, { language, signal }) {
       if (closed) throw new EngineError(`recogniser ${pack.id} is closed`);
       try {

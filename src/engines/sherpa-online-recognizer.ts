@@ -1,8 +1,9 @@
 /**
- * A streaming (online) transducer pack (`asr-online-transducer`) used as a segment recogniser:
- * each VAD segment goes to the task runner as one stream (samples, tail padding, inputFinished,
- * decode until no frames are left). sherpa's OnlineRecognizer is synchronous, hence a worker thread.
- * Token timestamps come back as seconds from the segment start.
+ * A streaming (online) transducer pack (`asr-online-transducer`) as a Recognizer: each call's
+ * audio goes to the task runner as one stream (samples, tail padding, inputFinished, decode until
+ * no frames are left). It says `streaming`, so the pipeline hands it the whole recording in long
+ * windows rather than VAD segments. sherpa's OnlineRecognizer is synchronous, hence a worker
+ * thread. Token timestamps come back as seconds from the start of the samples.
  */
 import type { ModelPack } from '../models/pack.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
@@ -13,7 +14,10 @@ import type { RecognizedSegment, Recognizer } from './types.js';
 export interface OnlineRecognizerOptions {
   numThreads?: number;
   decodingMethod?: 'greedy_search' | 'modified_beam_search';
-  /** Silence appended to each segment so the encoder's last chunk is flushed, seconds. */
+  /**
+   * Silence appended after the audio so the encoder's last chunk is flushed, seconds, when a call
+   * does not say. sherpa-onnx's examples use 0.4 (Node) to 0.66 (Python); default 0.66.
+   */
   tailPaddingSeconds?: number;
   /**
    * Subtracted from every token time. A streaming transducer emits a token only after it has
@@ -57,10 +61,11 @@ export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: ModelPa
     languages: pack.languages.length > 0 ? [...pack.languages] : ['en'],
     sampleRate: SAMPLE_RATE,
     hasTokenTimestamps: true,
-    async recognize(samples, { signal }): Promise<RecognizedSegment> {
+    streaming: true,
+    async recognize(samples, request): Promise<RecognizedSegment> {
       const result = await pool.submit(
-        { kind: 'online-asr', key, config, samples, sampleRate: SAMPLE_RATE, tailPaddingSeconds },
-        { signal },
+        { kind: 'online-asr', key, config, samples, sampleRate: SAMPLE_RATE, tailPaddingSeconds: request.tailPaddingSeconds ?? tailPaddingSeconds },
+        { signal: request.signal },
       );
       return {
         text: result.text.trim(),

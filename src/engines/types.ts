@@ -78,6 +78,16 @@ export interface RecognizedSegment {
   emotion?: string;
 }
 
+export interface RecognizeOptions {
+  language: string;
+  signal?: AbortSignal;
+  /**
+   * Streaming models: silence appended after the samples so the encoder's last chunk (and the
+   * word in it) is decoded; unset = the recogniser's own default.
+   */
+  tailPaddingSeconds?: number;
+}
+
 export interface Recognizer {
   readonly id: string;
   /** ISO 639-1 codes it can transcribe; includes "multi" when it detects the language. */
@@ -86,7 +96,14 @@ export interface Recognizer {
   readonly sampleRate: number;
   /** True when tokens carry real timestamps. */
   readonly hasTokenTimestamps: boolean;
-  recognize(samples: Float32Array, options: { language: string; signal?: AbortSignal }): Promise<RecognizedSegment>;
+  /**
+   * True for a streaming model: it carries its context across pauses, so it is given the whole
+   * recording (in long windows), as it would be live. Otherwise it is given speech segments.
+   */
+  readonly streaming?: boolean;
+  /** Longest audio the model takes in one call (Whisper: its 30 s window), seconds; unset = no limit of its own. */
+  readonly windowSeconds?: number;
+  recognize(samples: Float32Array, options: RecognizeOptions): Promise<RecognizedSegment>;
   close(): Promise<void>;
 }
 

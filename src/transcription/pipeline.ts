@@ -1,23 +1,34 @@
 /**
- * Decoded audio → transcript: resample to the VAD's rate, find speech, recognise it segment by
- * segment, turn tokens into timed words, label speakers, group utterances. Engine-agnostic: it
- * sees only the capability interfaces of src/engines/types.ts.
+ * Decoded audio → transcript: resample to the VAD's rate, find speech, recognise it, turn tokens
+ * into timed words, label speakers, group utterances. Engine-agnostic: it sees only the capability
+ * interfaces of src/engines/types.ts.
  *
- * Recognition overlaps the VAD scan when the VAD can stream its spans (the sherpa one can): the
- * first segment is recognised while the rest of the file is still being scanned, so the VAD adds
- * little to the wall time. Segments are recognised one at a time (memory stays at one segment's
- * worth of model state) and the AbortSignal is checked between them.
+ * Each model family is fed the way it was trained and published, so that a model is as accurate
+ * here as on its own:
+ * - a streaming recogniser decodes the whole recording as one stream, as it would live, so it
+ *   keeps its context across pauses and no word is clipped by a VAD edge. The VAD runs beside it
+ *   and only groups the words into segments. A recording longer than streamWindowSeconds is
+ *   decoded in overlapping windows.
+ * - an offline recogniser decodes VAD segments, padded on both sides, merged across short
+ *   pauses up to its window (Whisper: 30 s), and speech longer than that window is cut at a quiet
+ *   point into overlapping pieces. Segments are recognised while the VAD is still scanning.
+ * Where two windows overlap, their words are stitched at a word both heard (stitch.ts). Word and
+ * segment times are always in the original audio's seconds, inside it, ordered and
+ * non-overlapping. Windows are recognised one at a time (memory stays at one window's worth of
+ * model state) and the AbortSignal is checked between them.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { concatFloat32 } from '../audio/channel-mix.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import { createStreamingResampler } from '../audio/resample.js';
+import { defaultConfig, type DecodingSettings } from '../config.js';
 import type { Diarizer, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
-import { SpeechSegmenter, type SegmenterOptions } from './speech-segments.js';
+import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
+import { stitchWords } from './stitch.js';
 import type { Utterance, Word } from './types.js';
-import { assembleWords, type TimedWord, type WordAssemblyOptions } from './words.js';
+import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
 
 export interface TranscribeAudioOptions {
   /** ISO 639-1 code, or "multi" to have a language-detecting recogniser pick it. */
@@ -27,7 +38,8 @@ export interface TranscribeAudioOptions {
   signal?: AbortSignal;
   /** A pause longer than this ends an utterance; default 0.8 s (config transcription.utterancePauseSeconds). */
   utterancePauseSeconds?: number;
-  segmenter?: SegmenterOptions;
+  /** Windows, padding, merging and overlap; each unset field takes config.ts's default. */
+  decoding?: Partial<DecodingSettings>;
   words?: WordAssemblyOptions;
 }
 
@@ -90,6 +102,7 @@ export async function transcribeAudio(
   if (options.diarize && !engines.diarizer) {
     throw new InvalidRequestError('diarize is not available: no speaker diarization models are installed');
   }
+  const settings: DecodingSettings = { ...defaultConfig.transcription.decoding, ...options.decoding };
   const duration = audio.samples.length / audio.sampleRate;
   const samples = await resampleYielding(audio.samples, audio.sampleRate, engines.vad.sampleRate, signal);
   const rate = engines.vad.sampleRate;
@@ -102,51 +115,127 @@ export async function transcribeAudio(
     diarization.catch(() => undefined); // observed below; this only keeps an early failure from being "unhandled"
   }
 
-  const segmenter = new SpeechSegmenter(samples, rate, options.segmenter);
-  const segments: TranscribedSegment[] = [];
-  const timedWords: TimedWord[] = [];
-  const recognize = async (span: TimeSpan) => {
+  const windows: RecognizedWindow[] = [];
+  let words: TimedWord[] = [];
+  /** Recognises one window and joins its words to those before it (stitched where the two overlap). */
+  const recognize = async (window: TimeSpan) => {
     if (signal?.aborted) throw new AbortedError();
-    let slice: Float32Array = samples.subarray(Math.round(span.start * rate), Math.round(span.end * rate));
+    let slice: Float32Array = samples.subarray(Math.round(window.start * rate), Math.round(window.end * rate));
     if (recognizer.sampleRate !== rate) slice = await resampleYielding(slice, rate, recognizer.sampleRate, signal);
-    const result = await recognizer.recognize(slice, { language: options.language, signal });
-    const words = assembleWords(result, span, options.words);
-    for (const w of words) timedWords.push(w);
-    const segment: TranscribedSegment = { start: span.start, end: span.end, text: result.text };
-    if (result.language) segment.language = result.language;
-    if (result.emotion) segment.emotion = result.emotion;
-    segments.push(segment);
+    const result = await recognizer.recognize(slice, { language: options.language, signal, tailPaddingSeconds: settings.streamTailPaddingSeconds });
+    const found = assembleWords(result, window, options.words);
+    const previous = windows.at(-1);
+    words = previous && window.start < previous.end ? stitchWords(words, found, { start: window.start, end: previous.end }) : words.concat(found);
+    windows.push({ start: window.start, end: window.end, language: result.language, emotion: result.emotion });
   };
 
   const vad = engines.vad;
-  const spans: AsyncIterable<TimeSpan> | TimeSpan[] =
-    'detectStream' in vad ? vad.detectStream(samples, { signal }) : await vad.detect(samples, { signal });
-  for await (const span of spans) {
-    for (const segment of segmenter.push(span)) await recognize(segment);
+  const scan = (stop?: AbortSignal): AsyncIterable<TimeSpan> | Promise<TimeSpan[]> =>
+    'detectStream' in vad ? vad.detectStream(samples, { signal: stop }) : vad.detect(samples, { signal: stop });
+  let speech: TimeSpan[];
+  const maxSegmentSeconds = recognizer.streaming ? Infinity : Math.min(recognizer.windowSeconds ?? Infinity, settings.segmentMaxSeconds);
+  const segmenter = new SpeechSegmenter(samples, rate, {
+    mergeGapSeconds: settings.segmentMergeGapSeconds,
+    padSeconds: recognizer.streaming ? 0 : settings.segmentPadSeconds,
+    maxSegmentSeconds,
+    // A model's own window (Whisper's 30 s) may be shorter than the configured limit the overlap was checked against.
+    overlapSeconds: Math.min(settings.windowOverlapSeconds, maxSegmentSeconds / 4),
+  });
+  if (recognizer.streaming) {
+    // The VAD only groups words here, so it scans beside recognition on the other worker; it
+    // stops with the request, or as soon as recognition fails.
+    const scanning = new AbortController();
+    const stopScan = () => scanning.abort();
+    signal?.addEventListener('abort', stopScan, { once: true });
+    let scanFailure: unknown;
+    const spans = (async () => {
+      const found: TimeSpan[] = [];
+      for await (const span of await scan(scanning.signal)) found.push(...segmenter.push(span));
+      return [...found, ...segmenter.finish()];
+    })();
+    spans.catch((error: unknown) => (scanFailure = error)); // thrown between windows or awaited below
+    try {
+      for (const window of splitWithOverlap({ start: 0, end: samples.length / rate }, samples, rate, settings.streamWindowSeconds, settings.windowOverlapSeconds)) {
+        if (scanFailure) throw scanFailure;
+        await recognize(window);
+      }
+      speech = await spans;
+    } finally {
+      stopScan();
+      signal?.removeEventListener('abort', stopScan);
+    }
+  } else {
+    for await (const span of await scan(signal)) {
+      for (const segment of segmenter.push(span)) await recognize(segment);
+    }
+    for (const segment of segmenter.finish()) await recognize(segment);
+    speech = windows;
   }
-  for (const segment of segmenter.finish()) await recognize(segment);
   if (signal?.aborted) throw new AbortedError();
 
-  // Milliseconds are plenty for the wire; rounding keeps order, so words stay non-overlapping.
-  const inAudio = timedWords.map((w) => ({ ...w, start: roundMs(Math.min(w.start, duration)), end: roundMs(Math.min(w.end, duration)) }));
-  const words = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
+  // Milliseconds are plenty for the wire; rounding keeps order, so words stay non-overlapping, and
+  // the last millisecond boundary inside the audio bounds every time.
+  const lastMs = Math.floor(duration * 1000) / 1000;
+  const inFile = <T extends TimeSpan>(t: T): T => ({ ...t, start: Math.min(roundMs(t.start), lastMs), end: Math.min(roundMs(t.end), lastMs) });
+  const inAudio = words.map(inFile);
+  const segments = segmentsOf(speech, inAudio, windows).map(inFile);
+  const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
   const pause = options.utterancePauseSeconds ?? 0.8;
-  const utterances = buildUtterances(words, pause);
-  const roundedSegments = segments.map((s) => ({ ...s, start: roundMs(s.start), end: roundMs(s.end) }));
+  const utterances = buildUtterances(labelled, pause);
   return {
-    transcription: segments
-      .map((s) => s.text)
-      .join(' ')
-      .replace(/\s+/g, ' ')
-      .trim(),
+    transcription: joinWords(segments.map((s) => s.text).filter(Boolean)),
     language: options.language === 'multi' ? detectedLanguage(segments, recognizer) : options.language,
-    words: options.wordTimestamps ? words : [],
+    words: options.wordTimestamps ? labelled : [],
     utterances: options.wordTimestamps ? utterances : [],
     duration,
-    segments: roundedSegments,
-    speakerTurns: utterances.length ? utterances : roundedSegments.map((s) => ({ text: s.text, start: s.start, end: s.end, speaker: speakerLabel(0) })),
+    segments,
+    speakerTurns: utterances.length ? utterances : segments.map((s) => ({ text: s.text, start: s.start, end: s.end, speaker: speakerLabel(0) })),
     recognizer: recognizer.id,
   };
+}
+
+/** A window of audio the recogniser decoded, and what it said about it beyond the words. */
+interface RecognizedWindow extends TimeSpan {
+  language?: string;
+  emotion?: string;
+}
+
+/**
+ * The segments of the transcript: the speech spans (ordered; they may overlap where a long one
+ * was cut into overlapping windows, and are then made to meet halfway), each holding the words
+ * nearest to it and stretched to cover them, with the language and emotion of the window it lies in.
+ * Words with no span at all (a VAD that heard nothing a streaming model did) form one segment.
+ */
+function segmentsOf(speech: TimeSpan[], words: TimedWord[], windows: RecognizedWindow[]): TranscribedSegment[] {
+  const spans = speech.length > 0 ? speech.map((s) => ({ ...s })) : words.length > 0 ? [{ start: words[0]!.start, end: words.at(-1)!.end }] : [];
+  for (let i = 1; i < spans.length; i++) {
+    if (spans[i]!.start < spans[i - 1]!.end) spans[i - 1]!.end = spans[i]!.start = (spans[i]!.start + spans[i - 1]!.end) / 2;
+  }
+  const held: TimedWord[][] = spans.map(() => []);
+  let at = 0;
+  for (const word of words) {
+    const middle = (word.start + word.end) / 2;
+    // Spans and words are both ordered: move on while the next span is at least as near.
+    while (at + 1 < spans.length && distance(spans[at + 1]!, middle) <= distance(spans[at]!, middle)) at++;
+    held[at]!.push(word);
+  }
+  const segments: TranscribedSegment[] = [];
+  spans.forEach((span, i) => {
+    const own = held[i]!;
+    const previousEnd = segments.at(-1)?.end ?? 0;
+    const start = Math.max(previousEnd, Math.min(span.start, own[0]?.start ?? Infinity));
+    const end = Math.max(start, span.end, own.at(-1)?.end ?? -Infinity);
+    const segment: TranscribedSegment = { start, end, text: joinWords(own.map((w) => w.word)) };
+    const window = windows.find((w) => w.start <= (start + end) / 2 && (start + end) / 2 <= w.end);
+    if (window?.language) segment.language = window.language;
+    if (window?.emotion) segment.emotion = window.emotion;
+    segments.push(segment);
+  });
+  return segments;
+}
+
+function distance(span: TimeSpan, time: number): number {
+  return time < span.start ? span.start - time : time > span.end ? time - span.end : 0;
 }
 
 function roundMs(seconds: number): number {

@@ -5,7 +5,9 @@
  * - each segment is padded by `padSeconds` on both sides (Silero cuts tight, and clipped onsets
  *   cost recognisers whole phonemes), without reaching into its neighbours or past the audio;
  * - a segment longer than `maxSegmentSeconds` (Whisper's window is 30 s) is cut at its
- *   lowest-energy 25 ms frame, so the cut falls in a pause rather than a word when there is one.
+ *   lowest-energy 25 ms frame, so the cut falls in a pause rather than a word when there is one,
+ *   and the pieces overlap by `overlapSeconds` around the cut, so a word cut there is heard whole
+ *   by at least one of them (stitch.ts joins their words).
  */
 import type { TimeSpan } from '../engines/types.js';
 
@@ -13,12 +15,15 @@ export interface SegmenterOptions {
   mergeGapSeconds?: number;
   padSeconds?: number;
   maxSegmentSeconds?: number;
+  /** Audio shared by the two pieces of a cut segment; default 0 (pieces meet at the cut). */
+  overlapSeconds?: number;
 }
 
 export class SpeechSegmenter {
   private readonly mergeGap: number;
   private readonly pad: number;
   private readonly maxLength: number;
+  private readonly overlap: number;
   private readonly duration: number;
   private pending: TimeSpan | undefined;
   /** End of the last segment handed out; the next one is never padded back over it. */
@@ -32,6 +37,7 @@ export class SpeechSegmenter {
     this.mergeGap = options.mergeGapSeconds ?? 0.3;
     this.pad = options.padSeconds ?? 0.1;
     this.maxLength = options.maxSegmentSeconds ?? 30;
+    this.overlap = options.overlapSeconds ?? 0;
     this.duration = samples.length / sampleRate;
   }
 
@@ -66,36 +72,58 @@ export class SpeechSegmenter {
   }
 
   private split(span: TimeSpan): TimeSpan[] {
-    const pieces: TimeSpan[] = [];
-    let { start } = span;
-    while (span.end - start > this.maxLength) {
-      const length = span.end - start;
-      // Both pieces ≤ max when length ≤ 2·max; beyond that, keep the first piece ≥ max/2.
-      const low = length <= 2 * this.maxLength ? span.end - this.maxLength : start + this.maxLength / 2;
-      const cut = this.quietestPoint(low, start + this.maxLength);
-      pieces.push({ start, end: cut });
-      start = cut;
-    }
-    pieces.push({ start, end: span.end });
-    return pieces;
+    return splitWithOverlap(span, this.samples, this.sampleRate, this.maxLength, this.overlap);
   }
+}
 
-  /** Centre of the lowest-energy 25 ms frame (10 ms hop) between two times, in seconds. */
-  private quietestPoint(from: number, to: number): number {
-    const frame = Math.round(0.025 * this.sampleRate);
-    const hop = Math.round(0.01 * this.sampleRate);
-    const first = Math.max(0, Math.floor(from * this.sampleRate));
-    const last = Math.min(this.samples.length - frame, Math.floor(to * this.sampleRate) - frame);
-    let best = (from + to) / 2;
-    let bestEnergy = Infinity;
-    for (let at = first; at <= last; at += hop) {
-      let energy = 0;
-      for (let i = at; i < at + frame; i++) energy += this.samples[i]! * this.samples[i]!;
-      if (energy < bestEnergy) {
-        bestEnergy = energy;
-        best = (at + frame / 2) / this.sampleRate;
-      }
-    }
-    return best;
+/**
+ * `span` cut into pieces of at most `maxLength` seconds, each cut at the quietest 25 ms frame
+ * (10 ms hop) its range allows, consecutive pieces sharing `overlap` seconds centred on the cut.
+ * The overlap must be under half of `maxLength`, so every piece still advances.
+ */
+export function splitWithOverlap(span: TimeSpan, samples: Float32Array, sampleRate: number, maxLength: number, overlap = 0): TimeSpan[] {
+  if (!(overlap >= 0 && overlap < maxLength / 2)) throw new RangeError(`overlap ${overlap} s must be ≥ 0 and under half of the ${maxLength} s limit`);
+  const half = overlap / 2;
+  const pieces: TimeSpan[] = [];
+  let { start } = span;
+  while (span.end - start > maxLength) {
+    // The piece reaches half an overlap past its cut, so the cut is at most max - half after its start.
+    const reach = maxLength - half;
+    const length = span.end - start;
+    // Both pieces within the limit when the rest fits in two; beyond that keep each piece ≥ reach/2.
+    const low = length <= 2 * reach ? span.end - reach : start + reach / 2;
+    const cut = quietestPoint(samples, sampleRate, Math.max(low, start + half + 0.01), start + reach);
+    pieces.push({ start, end: Math.min(span.end, cut + half) });
+    start = cut - half;
   }
+  pieces.push({ start, end: span.end });
+  return pieces;
+}
+
+/** How far back from the longest allowed piece a cut is looked for: a pause turns up well within this. */
+const CUT_SEARCH_SECONDS = 30;
+
+/**
+ * Centre of the lowest-energy 25 ms frame (10 ms hop) between two times, in seconds. The frame
+ * energy slides along (one pass over the samples), so a long range costs little.
+ */
+function quietestPoint(samples: Float32Array, sampleRate: number, from: number, to: number): number {
+  from = Math.max(from, to - CUT_SEARCH_SECONDS);
+  const frame = Math.round(0.025 * sampleRate);
+  const hop = Math.max(1, Math.round(0.01 * sampleRate));
+  const first = Math.max(0, Math.floor(from * sampleRate));
+  const last = Math.min(samples.length - frame, Math.floor(to * sampleRate) - frame);
+  let best = (from + to) / 2;
+  let bestEnergy = Infinity;
+  let energy = 0;
+  for (let i = first; i < first + frame && i < samples.length; i++) energy += samples[i]! * samples[i]!;
+  for (let at = first; at <= last; at += hop) {
+    if (energy < bestEnergy) {
+      bestEnergy = energy;
+      best = (at + frame / 2) / sampleRate;
+    }
+    for (let i = at; i < at + hop; i++) energy -= samples[i]! * samples[i]!;
+    for (let i = at + frame; i < at + frame + hop && i < samples.length; i++) energy += samples[i]! * samples[i]!;
+  }
+  return best;
 }

@@ -4,6 +4,7 @@
  * decisions.md point 19. Engines come from a getter so a model reload swaps them between requests.
  */
 import { decodeAudio, type DecodeOptions } from '../audio/decode.js';
+import type { DecodingSettings } from '../config.js';
 import { OverloadedError, UnsupportedAudioError } from '../errors.js';
 import { analyzeSpeakers } from './analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './analysis/types.js';
@@ -19,6 +20,8 @@ export interface TranscriberDeps {
   /** The duration cap, decode concurrency and ffmpeg runner (rate and signal are set per request). */
   decode?: Pick<DecodeOptions, 'maxSeconds' | 'ffmpeg' | 'concurrency'>;
   utterancePauseSeconds: number;
+  /** config.transcription.decoding; unset = its defaults. */
+  decoding?: DecodingSettings;
 }
 
 export function createTranscriber(deps: TranscriberDeps): Transcribe {
@@ -64,6 +67,7 @@ async function transcribeWith(
       diarize: options.diarize,
       signal,
       utterancePauseSeconds: deps.utterancePauseSeconds,
+      decoding: deps.decoding,
     },
     { vad: engines.vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
   );

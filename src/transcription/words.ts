@@ -116,3 +116,15 @@ function spreadByLength(words: string[], span: TimeSpan): TimedWord[] {
 function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
+
+/** Words (or texts) joined with spaces, except between two CJK characters, which are written together. */
+export function joinWords(parts: string[]): string {
+  let out = '';
+  for (const raw of parts) {
+    const part = raw.trim();
+    if (!part) continue;
+    const together = out !== '' && CJK.test(out.charAt(out.length - 1)) && CJK.test(part.charAt(0));
+    out += out === '' || together ? part : ` ${part}`;
+  }
+  return out;
+}

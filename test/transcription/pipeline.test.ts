@@ -152,4 +152,35 @@ describe('transcribeAudio with sherpa engines', () => {
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(pending, AbortedError);
   });
+
+  it('fails with the VAD\'s error when the scan beside a streaming recogniser fails, and with the recogniser\'s when it does', async () => {
+    const audio = loadCorpusAudio('diarization/ami-meeting-mixture-60s.wav');
+    const broken = new Error('VAD broke');
+    const failingVad: TranscriptionEngines['vad'] = {
+      sampleRate: 16000,
+      async detect() {
+        throw broken;
+      },
+      async close() {},
+    };
+    await assert.rejects(transcribeAudio(audio, plain, { ...engines, vad: failingVad }), (e) => e === broken);
+    let scanStopped = false;
+    const watchedVad: TranscriptionEngines['vad'] = {
+      sampleRate: 16000,
+      async *detectStream(samples, options) {
+        // Yields nothing until it is told to stop, as a long scan would.
+        await new Promise<void>((resolve) => options?.signal?.addEventListener('abort', () => resolve(), { once: true }));
+        scanStopped = true;
+        throw new AbortedError();
+      },
+      async detect() {
+        return [];
+      },
+      async close() {},
+    };
+    const failing: Recognizer = { ...recognizer, recognize: async () => Promise.reject(new Error('decoder broke')) };
+    await assert.rejects(transcribeAudio(audio, plain, { vad: watchedVad, recognizers: [failing] }), /decoder broke/);
+    assert.ok(scanStopped, 'the VAD scan was stopped');
+  });
 });
+

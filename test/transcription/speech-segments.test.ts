@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SpeechSegmenter } from '../../src/transcription/speech-segments.js';
+import { SpeechSegmenter, splitWithOverlap } from '../../src/transcription/speech-segments.js';
 
 const RATE = 1000;
 
@@ -45,5 +45,24 @@ describe('SpeechSegmenter', () => {
       { start: 0, end: 20 },
       { start: 20.1, end: 40 },
     ]);
+  });
+
+  it('cuts long speech into pieces that share the overlap around each cut, each within the limit', () => {
+    const samples = new Float32Array(70 * RATE).fill(0.5);
+    samples.fill(0, 24 * RATE, 24 * RATE + 100); // a pause at 24 s
+    const pieces = run(new SpeechSegmenter(samples, RATE, { maxSegmentSeconds: 30, padSeconds: 0, overlapSeconds: 2 }), [{ start: 0, end: 70 }]);
+    assert.ok(pieces.length >= 3);
+    assert.equal(pieces[0]!.start, 0);
+    assert.equal(pieces.at(-1)!.end, 70);
+    assert.ok(Math.abs((pieces[0]!.end + pieces[1]!.start) / 2 - 24.05) < 0.05, 'the first cut is in the pause, the overlap centred on it');
+    pieces.forEach((p, i) => {
+      assert.ok(p.end - p.start <= 30 + 1e-9, `piece ${i} ≤ 30 s`);
+      if (i > 0) assert.ok(Math.abs(pieces[i - 1]!.end - p.start - 2) < 1e-9, `pieces ${i - 1} and ${i} share 2 s`);
+    });
+  });
+
+  it('refuses an overlap that would leave a piece no room to advance', () => {
+    assert.throws(() => splitWithOverlap({ start: 0, end: 100 }, new Float32Array(100), 1, 10, 5), RangeError);
+    assert.deepEqual(splitWithOverlap({ start: 0, end: 8 }, new Float32Array(8), 1, 10, 2), [{ start: 0, end: 8 }], 'a span within the limit stays whole');
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RecognizedSegment } from '../../src/engines/types.js';
-import { assembleWords } from '../../src/transcription/words.js';
+import { assembleWords, joinWords } from '../../src/transcription/words.js';
 
 const segment = (s: Partial<RecognizedSegment>): RecognizedSegment => ({ text: '', tokens: [], timestamps: [], durations: [], ...s });
 
@@ -59,5 +59,13 @@ describe('assembleWords', () => {
       { word: 'bbb', start: 1.6666666666666665, end: 3 },
     ]);
     assert.deepEqual(assembleWords(segment({}), span), []);
+  });
+});
+
+describe('joinWords', () => {
+  it('puts spaces between words but writes CJK characters together', () => {
+    assert.equal(joinWords(['so', 'it', ' begins ']), 'so it begins');
+    assert.equal(joinWords(['大', '学', '生', 'KFC', '吃']), '大学生 KFC 吃');
+    assert.equal(joinWords(['', 'one', ' ']), 'one');
   });
 });
