@@ -92,6 +92,7 @@ async function installSpeech(services: Services): Promise<void> {
       return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
     },
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
+    decoding: config.transcription.decoding,
     decode: {
       maxSeconds: config.limits.maxAudioSeconds,
       ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
