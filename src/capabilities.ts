@@ -10,6 +10,8 @@ import { createFfmpegRunner } from './audio/ffmpeg.js';
 import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
+import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
+import { realtimeSynthesisRoutes } from './http/routes/realtime-synthesis.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
 import { modelRoutes } from './http/routes/models.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
@@ -20,6 +22,7 @@ import { verdictCacheDir } from './models/verify.js';
 import { createAddressPolicy } from './net/address-policy.js';
 import { fetchAudio } from './net/fetch-audio.js';
 import type { CapabilityInstaller, Services } from './server.js';
+import { SynthesisScheduler } from './synthesis/scheduler.js';
 import { SynthesisService } from './synthesis/synthesize.js';
 import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
@@ -74,7 +77,14 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
-  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dictCache, limits: { maxPreparedTextChars, maxOutputSeconds } });
+  const synthesis = new SynthesisService({
+    voices: services.voices,
+    dicts: services.dictCache,
+    limits: { maxPreparedTextChars, maxOutputSeconds },
+    scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
+  });
+  const sockets = new RealtimeSockets(config.realtime);
+  services.readinessChecks.set('realtime', async () => ({ ok: true, detail: sockets.report() }));
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,
@@ -83,6 +93,7 @@ async function installSpeech(services: Services): Promise<void> {
       writeStallTimeoutMs: config.http.writeStallTimeoutMs,
       successorDocsUrl: config.publicDocsUrl,
     }),
+    realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
   );
 

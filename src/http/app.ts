@@ -5,6 +5,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
@@ -17,7 +18,9 @@ import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { realtimeSocketOptions } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
+import { ajvOptions } from './plugins/validation-messages.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
@@ -59,7 +62,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     genReqId: generateRequestId,
     bodyLimit: config.limits.maxJsonBytes,
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
+    ajv: { customOptions: ajvOptions },
     forceCloseConnections: 'idle',
     ...httpServerOptions(config.http),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
@@ -94,6 +97,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   useErrorMapping(app, 'speech', knownRoutes);
+  await app.register(websocket, realtimeSocketOptions(config.realtime));
 
   // In-process on purpose: it guards the database, so it must not cost a database query itself.
   const addressBuckets = new InProcessRateLimitStore();
