@@ -19,33 +19,9 @@ import { createSherpaVad } from '../src/engines/sherpa-vad.js';
 import { createWorkerPool } from '../src/engines/worker-pool.js';
 import { transcribeAudio, type TranscribedSegment } from '../src/transcription/pipeline.js';
 import { englishEntries, loadCorpusAudio, sileroPack, streamingEnglishPack } from '../test/engines/stt-fixtures.js';
+import { editDistance, normalise } from '../test/helpers/word-error-rate.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-
-/** Lower case, apostrophes kept, every other non-letter/digit a word break ("cold-hearted" → two words). */
-function normalise(text: string): string[] {
-  return text
-    .toLowerCase()
-    .replace(/[’‘]/g, "'")
-    .replace(/[^\p{L}\p{N}']+/gu, ' ')
-    .split(' ')
-    .map((w) => w.replace(/^'+|'+$/g, ''))
-    .filter(Boolean);
-}
-
-/** Word-level edit distance. */
-function editDistance(reference: string[], hypothesis: string[]): number {
-  let previous = Array.from({ length: hypothesis.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= reference.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= hypothesis.length; j++) {
-      const substitution = previous[j - 1]! + (reference[i - 1] === hypothesis[j - 1] ? 0 : 1);
-      current.push(Math.min(substitution, previous[j]! + 1, current[j - 1]! + 1));
-    }
-    previous = current;
-  }
-  return previous[hypothesis.length]!;
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -12,6 +12,7 @@ import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { realtimeSynthesisRoutes } from './http/routes/realtime-synthesis.js';
+import { realtimeTranscriptionRoutes } from './http/routes/realtime-transcription.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
 import { modelRoutes } from './http/routes/models.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
@@ -26,7 +27,7 @@ import { SynthesisScheduler } from './synthesis/scheduler.js';
 import { SynthesisService } from './synthesis/synthesize.js';
 import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
-import { createTranscriber } from './transcription/transcribe.js';
+import { createTranscriber, type HeldEngines } from './transcription/transcribe.js';
 
 async function installSpeech(services: Services): Promise<void> {
   const { config, releasers } = services;
@@ -97,11 +98,12 @@ async function installSpeech(services: Services): Promise<void> {
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
   );
 
+  const heldEngines = (): HeldEngines => {
+    const set = models.acquire();
+    return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
+  };
   const transcribe = createTranscriber({
-    engines: () => {
-      const set = models.acquire();
-      return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
-    },
+    engines: heldEngines,
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
     decode: {
       maxSeconds: config.limits.maxAudioSeconds,
@@ -117,6 +119,7 @@ async function installSpeech(services: Services): Promise<void> {
   const jobs = await installJobs(services, { transcribe });
   const policy = createAddressPolicy(config.allowedPrivateHosts);
   services.sttRoutes.push(
+    realtimeTranscriptionRoutes({ engines: heldEngines, sockets, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
     transcriptionRoutes({
       transcribe,
       maxUploadBytes: config.limits.maxUploadBytes,
