@@ -14,7 +14,7 @@
 import { concatFloat32 } from '../audio/channel-mix.js';
 import { createStreamingResampler, resample, type StreamingResampler } from '../audio/resample.js';
 import type { Diarizer, Recognizer, VoiceActivityDetector } from '../engines/types.js';
-import { AbortedError } from '../errors.js';
+import { AbortedError, OverloadedError } from '../errors.js';
 import { assignSpeakers, labelSingleSpeaker } from './speakers.js';
 import { assembleWords } from './words.js';
 import type { Word } from './types.js';
@@ -73,6 +73,8 @@ export class StreamingTranscription {
   private work: Promise<void> = Promise.resolve();
   private busy = false;
   private failure: unknown;
+  /** Background ticks skipped because the engines were busy. */
+  skippedTicks = 0;
   private readonly abort = new AbortController();
 
   private constructor(
@@ -117,9 +119,12 @@ export class StreamingTranscription {
       await this.tick(true);
       if (this.speechStart !== null) await this.final(this.speechStart, this.received, isLast);
       else this.emit({ type: 'transcription', transcript: '', is_final: true, is_last: isLast, start: this.seconds(this.received), end: this.seconds(this.received), words: [] });
-    });
+    }, false);
     await this.work;
-    this.throwIfFailed();
+    const failure = this.failure;
+    // Reported to the client by the caller; the stream may go on.
+    this.failure = undefined;
+    if (failure !== undefined) throw failure;
   }
 
   /** Seconds of audio held: an open utterance and what waits for the engines. */
@@ -137,14 +142,23 @@ export class StreamingTranscription {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  private schedule(step: () => Promise<void>): void {
+  /**
+   * Runs engine steps one at a time. A busy engine (OverloadedError) only skips a background
+   * tick: its audio stays and the next tick tries again; for a finalize it is the caller's error.
+   */
+  private schedule(step: () => Promise<void>, background = true): void {
     this.busy = true;
     this.work = this.work
       .then(async () => {
         if (this.failure === undefined && !this.abort.signal.aborted) await step();
       })
       .catch((err: unknown) => {
-        if (!(err instanceof AbortedError)) this.failure = err;
+        if (err instanceof AbortedError) return;
+        if (background && err instanceof OverloadedError) {
+          this.skippedTicks++;
+          return;
+        }
+        this.failure = err;
       })
       .finally(() => (this.busy = false));
   }

@@ -123,7 +123,8 @@ class TranscriptionSocket {
     } catch (err) {
       if (err instanceof AbortedError || !this.session.isOpen) return;
       const domain = toDomainError(err, 'stt');
-      if (domain && domain.status < 500) {
+      // Bad input, or engines busy for now (503): the client is told, the stream goes on.
+      if (domain && (domain.status < 500 || domain.status === 503)) {
         this.session.request.log.info({ reason: domain.message }, 'streaming transcription: bad input');
         this.error(domain.message);
         return;
