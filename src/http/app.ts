@@ -24,6 +24,7 @@ import { ajvOptions } from './plugins/validation-messages.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
+import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
@@ -90,11 +91,13 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       openapi: '3.1.0',
       info: { title: 'Parley', description: 'Self-hosted speech synthesis and transcription API', version: deps.version },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      externalDocs: { description: 'WebSocket synthesis and streaming transcription (AsyncAPI)', url: '/asyncapi.json' },
       security: [{ bearer: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApiDocument(deps.version, config.limits.maxTextChars));
 
   useErrorMapping(app, 'speech', knownRoutes);
   await app.register(websocket, realtimeSocketOptions(config.realtime));

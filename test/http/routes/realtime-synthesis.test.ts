@@ -261,3 +261,15 @@ describe('limits', () => {
     assert.equal((await readiness()).limitHits.backPressure, 1);
   });
 });
+
+describe('description', () => {
+  it('the OpenAPI document links to an AsyncAPI description of both sockets', async () => {
+    const openapi = await (await fetch(`${s.url}/openapi.json`)).json();
+    assert.equal(openapi.externalDocs.url, '/asyncapi.json');
+    const asyncapi = await (await fetch(`${s.url}/asyncapi.json`)).json();
+    assert.equal(asyncapi.asyncapi, '3.0.0');
+    const addresses = Object.values(asyncapi.channels).map((c: any) => c.address).sort();
+    assert.deepEqual(addresses, ['/api/v1/stt/get_text', '/api/v1/tts-large/get_speech/stream', '/api/v1/tts-v2/get_speech/stream', '/api/v1/tts-v3.1/get_speech/stream']);
+    assert.deepEqual(asyncapi.channels['tts-v2'].messages.speechRequest.payload.properties.speed, { minimum: 0.5, maximum: 2, default: 1, type: 'number' });
+  });
+});

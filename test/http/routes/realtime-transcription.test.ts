@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { encodeInt16 } from '../../../src/audio/encode.js';
 import { encodeMuLaw } from '../../../src/audio/g711.js';
+import { oggPackets } from '../../../src/audio/ogg.js';
 import { resample } from '../../../src/audio/resample.js';
 import { parseWav } from '../../../src/audio/wav.js';
 import { capabilities } from '../../../src/capabilities.js';
@@ -164,6 +165,34 @@ describe('encodings and rates', () => {
     assert.ok(wordErrorRate(linear16, mulaw) < 0.3, `mulaw: ${mulaw} vs ${linear16}`);
     const wide = await run('?sample_rate=48000', encodeInt16(await resample(samples, 16_000, 48_000)));
     assert.ok(wordErrorRate(linear16, wide) < 0.3, `48 kHz: ${wide} vs ${linear16}`);
+  });
+});
+
+describe('opus', () => {
+  it('Ogg pages cut anywhere, and raw packets one per frame, give the transcript of the same speech as linear16', async () => {
+    const run = async (frames: Uint8Array[]) => {
+      const socket = await open('?encoding=opus');
+      for (const frame of frames) socket.send(Buffer.from(frame));
+      socket.send({ type: 'close_stream' });
+      await socket.untilClosed(60_000);
+      assert.deepEqual(socket.messages.filter((m) => m.type === 'error'), []);
+      return finalText(socket.messages);
+    };
+    const { samples } = samplesOf(SOURCE);
+    const socket = await open();
+    await sendFrames(socket, encodeInt16(samples), 8000, 0);
+    socket.send({ type: 'close_stream' });
+    await socket.untilClosed(60_000);
+    const linear16 = finalText(socket.messages);
+
+    const ogg = new Uint8Array(readFileSync(corpusFile('formats/jfk.opus')));
+    const cut = Array.from({ length: Math.ceil(ogg.length / 3000) }, (_, i) => ogg.subarray(i * 3000, (i + 1) * 3000));
+    const fromPages = await run(cut);
+    assert.ok(wordErrorRate(linear16, fromPages) < 0.3, `Ogg: ${fromPages} vs ${linear16}`);
+    // OpusHead and OpusTags are the stream's first two packets; the audio packets follow.
+    const packets = [...oggPackets(ogg)].slice(2);
+    const fromPackets = await run(packets);
+    assert.ok(wordErrorRate(linear16, fromPackets) < 0.3, `packets: ${fromPackets} vs ${linear16}`);
   });
 });
 
