@@ -16,7 +16,8 @@ export type StreamEncoding = 'linear16' | 'linear32' | 'mulaw' | 'alaw' | 'opus'
 export interface StreamDecoder {
   /** Rate of the samples `decode` returns: the declared rate, 48 kHz for Opus. */
   readonly sampleRate: number;
-  decode(bytes: Uint8Array): Float32Array;
+  /** Samples of this frame (and of what earlier frames left incomplete). Async: the Ogg Opus decoder is. */
+  decode(bytes: Uint8Array): Float32Array | Promise<Float32Array>;
   free(): void;
 }
 
@@ -81,10 +82,11 @@ class OpusStreamDecoder implements StreamDecoder {
 
   private mode: 'ogg' | 'raw' | undefined;
 
-  decode(bytes: Uint8Array): Float32Array {
+  async decode(bytes: Uint8Array): Promise<Float32Array> {
     this.mode ??= bytes.length >= 4 && Buffer.from(bytes.subarray(0, 4)).toString('latin1') === 'OggS' ? 'ogg' : 'raw';
     if (this.mode === 'ogg') {
-      const decoded = this.ogg!.decode(bytes);
+      // Typed as synchronous, but returns a promise (ogg-opus-decoder 1.7).
+      const decoded = await (this.ogg!.decode(bytes) as ReturnType<OggOpusDecoder['decode']> | Promise<ReturnType<OggOpusDecoder['decode']>>);
       if (decoded.errors.length > 0) throw new UnsupportedAudioError(`Corrupt Ogg Opus data: ${decoded.errors[0]!.message}`);
       return decoded.samplesDecoded ? mixToMono(decoded.channelData, decoded.samplesDecoded) : EMPTY;
     }

@@ -96,7 +96,7 @@ class TranscriptionSocket {
     try {
       if (isBinary) {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-        this.stt.push(this.decoder.decode(bytes));
+        this.stt.push(await this.decoder.decode(bytes));
         const limit = this.options.sockets.limits.maxUtteranceSeconds + BACKLOG_SECONDS;
         if (this.stt.heldSeconds > limit) {
           this.error(`audio arrives faster than it can be transcribed (more than ${limit} s waiting)`);
