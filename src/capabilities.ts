@@ -119,7 +119,7 @@ async function installSpeech(services: Services): Promise<void> {
   const jobs = await installJobs(services, { transcribe });
   const policy = createAddressPolicy(config.allowedPrivateHosts);
   services.sttRoutes.push(
-    realtimeTranscriptionRoutes({ engines: heldEngines, sockets, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
+    realtimeTranscriptionRoutes({ engines: heldEngines, sockets, writeStallTimeoutMs: config.http.writeStallTimeoutMs, partialSlots: config.transcription.workers }),
     transcriptionRoutes({
       transcribe,
       maxUploadBytes: config.limits.maxUploadBytes,

@@ -31,6 +31,32 @@ export interface StreamingOptions {
   maxUtteranceSeconds: number;
   /** Audio scanned by the VAD at a time; default 0.3 s. */
   tickSeconds?: number;
+  /** Shared by every session of the server; without it every partial runs. */
+  partialBudget?: PartialBudget;
+}
+
+/**
+ * Partial re-decodes that may run at once across all sessions. A partial that finds none free is
+ * skipped (the next tick tries again): under load partials thin out, finals and VAD keep their place.
+ */
+export class PartialBudget {
+  private running = 0;
+  skipped = 0;
+
+  constructor(readonly slots: number) {}
+
+  tryTake(): boolean {
+    if (this.running >= this.slots) {
+      this.skipped++;
+      return false;
+    }
+    this.running++;
+    return true;
+  }
+
+  give(): void {
+    this.running--;
+  }
 }
 
 export interface StreamingEngines {
@@ -213,11 +239,17 @@ export class StreamingTranscription {
       this.speechStart = end;
       this.lastPartialAt = end;
     } else if (end - this.lastPartialAt >= partialIntervalSeconds * rate) {
+      const budget = this.options.partialBudget;
+      if (budget && !budget.tryTake()) return;
       this.lastPartialAt = end;
-      const result = await this.decode(this.speechStart, end, false);
-      if (result.transcript && result.transcript !== this.lastPartialText) {
-        this.lastPartialText = result.transcript;
-        this.emit({ type: 'transcription', is_final: false, is_last: false, ...result });
+      try {
+        const result = await this.decode(this.speechStart, end, false);
+        if (result.transcript && result.transcript !== this.lastPartialText) {
+          this.lastPartialText = result.transcript;
+          this.emit({ type: 'transcription', is_final: false, is_last: false, ...result });
+        }
+      } finally {
+        budget?.give();
       }
     }
   }

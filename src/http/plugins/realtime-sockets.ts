@@ -133,7 +133,7 @@ export class RealtimeSession {
     return this.socket.readyState === this.socket.OPEN;
   }
 
-  /** The client sent something: the idle countdown starts again. */
+  /** Something moved (a client message, or an answer): the idle countdown starts again. */
   touch(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
@@ -155,6 +155,8 @@ export class RealtimeSession {
   async send(message: object, writeStallMs: number): Promise<void> {
     if (!this.isOpen) throw new AbortedError();
     this.socket.send(JSON.stringify(message));
+    // A socket that is still answering is not idle (a long synthesis needs no client message).
+    this.touch();
     const { maxBufferedBytes } = this.sockets.limits;
     if (this.socket.bufferedAmount <= maxBufferedBytes) return;
     const since = Date.now();

@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { ByteChunker } from '../../audio/chunk.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { SynthesisStream } from '../../synthesis/scheduler.js';
@@ -28,8 +27,11 @@ export interface RealtimeSynthesisOptions {
   writeStallTimeoutMs: number;
 }
 
-/** Bytes of audio per chunk message (base64 in JSON: about 5.5 kB a message). */
-const CHUNK_BYTES = 4096;
+/**
+ * Most bytes of audio per chunk message (base64 in JSON: about 5.5 kB). Bytes go out as the
+ * encoder gives them, never held back to fill a chunk: the first audio leaves at once.
+ */
+const MAX_CHUNK_BYTES = 4096;
 
 /** One request on a socket: its text arrives through `feed`, its audio leaves in order. */
 interface SocketRequest {
@@ -80,6 +82,9 @@ class SynthesisSocket {
       if (!more) this.finish(open);
       return;
     }
+    if (message.request_id !== undefined && this.requests.has(message.request_id)) {
+      throw new InvalidRequestError(`request_id "${message.request_id}" is still in flight on this socket`);
+    }
     if (message.text === undefined && message.flush === true) return; // nothing is buffered: nothing to flush
     if (message.text === undefined) throw new InvalidRequestError('text is required');
     if (this.requests.size >= this.options.sockets.limits.maxRequestsPerSocket) {
@@ -128,16 +133,13 @@ class SynthesisSocket {
         }
         if (pieces === 0) throw new InvalidRequestError('text must contain something to say');
       };
-      const chunker = new ByteChunker(CHUNK_BYTES);
       const send = (bytes: Uint8Array) => {
         chunks++;
         return session.send({ request_id: request.id, status: 'chunk', data: { audio: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') } }, writeStallTimeoutMs);
       };
       for await (const bytes of synthesis.encodedPieces(resolved.request, prepared(), session.closed.signal, stats)) {
-        for (const chunk of chunker.push(bytes)) await send(chunk);
+        for (let at = 0; at < bytes.length; at += MAX_CHUNK_BYTES) await send(bytes.subarray(at, at + MAX_CHUNK_BYTES));
       }
-      const rest = chunker.flush();
-      if (rest) await send(rest);
       await session.send(
         { request_id: request.id, status: 'complete', chunks, audio_seconds: Math.round((stats.samples / resolved.request.sampleRate) * 1000) / 1000 },
         writeStallTimeoutMs,

@@ -10,7 +10,7 @@ import type { RawData, WebSocket } from 'ws';
 import { createStreamDecoder, type StreamDecoder, type StreamEncoding } from '../../audio/stream-decoder.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
-import { StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
+import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
@@ -21,6 +21,8 @@ export interface RealtimeTranscriptionOptions {
   engines(): HeldEngines;
   sockets: RealtimeSockets;
   writeStallTimeoutMs: number;
+  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue). */
+  partialSlots: number;
 }
 
 interface SocketSettings {
@@ -137,6 +139,7 @@ class TranscriptionSocket {
 }
 
 export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOptions) {
+  const partialBudget = new PartialBudget(options.partialSlots);
   return async function register(app: FastifyInstance): Promise<void> {
     app.route({
       method: 'GET',
@@ -177,6 +180,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
               eouSeconds: settings.eouSeconds,
               partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
               maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
+              partialBudget,
             },
             (event) => handler?.send(event),
           );

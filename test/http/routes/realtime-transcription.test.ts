@@ -13,7 +13,7 @@ import { oggPackets } from '../../../src/audio/ogg.js';
 import { resample } from '../../../src/audio/resample.js';
 import { parseWav } from '../../../src/audio/wav.js';
 import { capabilities } from '../../../src/capabilities.js';
-import { corpusFile, modelsDirWith } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, sttTestPacks } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, openSocket, TestSocket, wsUrl } from '../../helpers/websocket.js';
 import { wordErrorRate } from '../../helpers/word-error-rate.js';
@@ -24,12 +24,7 @@ const SHORT = 'en/librispeech-1089-134686-0001.wav';
 let s: TestServer;
 
 before(async () => {
-  const modelsDir = modelsDirWith([
-    'silero-vad-v5',
-    'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile',
-    'fake-pyannote-segmentation-energy',
-    'handmade-fbank-stats-speaker-embedding',
-  ]);
+  const modelsDir = modelsDirWith(sttTestPacks);
   s = await startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
 });
 after(() => s?.close());
