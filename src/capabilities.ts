@@ -10,6 +10,9 @@ import { createFfmpegRunner } from './audio/ffmpeg.js';
 import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
+import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
+import { realtimeSynthesisRoutes } from './http/routes/realtime-synthesis.js';
+import { realtimeTranscriptionRoutes } from './http/routes/realtime-transcription.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
 import { modelRoutes } from './http/routes/models.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
@@ -20,10 +23,11 @@ import { verdictCacheDir } from './models/verify.js';
 import { createAddressPolicy } from './net/address-policy.js';
 import { fetchAudio } from './net/fetch-audio.js';
 import type { CapabilityInstaller, Services } from './server.js';
+import { SynthesisScheduler } from './synthesis/scheduler.js';
 import { SynthesisService } from './synthesis/synthesize.js';
 import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
-import { createTranscriber } from './transcription/transcribe.js';
+import { createTranscriber, type HeldEngines } from './transcription/transcribe.js';
 
 async function installSpeech(services: Services): Promise<void> {
   const { config, releasers } = services;
@@ -74,7 +78,14 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
-  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dictCache, limits: { maxPreparedTextChars, maxOutputSeconds } });
+  const synthesis = new SynthesisService({
+    voices: services.voices,
+    dicts: services.dictCache,
+    limits: { maxPreparedTextChars, maxOutputSeconds },
+    scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
+  });
+  const sockets = new RealtimeSockets(config.realtime);
+  services.readinessChecks.set('realtime', async () => ({ ok: true, detail: sockets.report() }));
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,
@@ -83,14 +94,16 @@ async function installSpeech(services: Services): Promise<void> {
       writeStallTimeoutMs: config.http.writeStallTimeoutMs,
       successorDocsUrl: config.publicDocsUrl,
     }),
+    realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
   );
 
+  const heldEngines = (): HeldEngines => {
+    const set = models.acquire();
+    return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
+  };
   const transcribe = createTranscriber({
-    engines: () => {
-      const set = models.acquire();
-      return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
-    },
+    engines: heldEngines,
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
     decoding: config.transcription.decoding,
     decode: {
@@ -107,6 +120,7 @@ async function installSpeech(services: Services): Promise<void> {
   const jobs = await installJobs(services, { transcribe });
   const policy = createAddressPolicy(config.allowedPrivateHosts);
   services.sttRoutes.push(
+    realtimeTranscriptionRoutes({ engines: heldEngines, sockets, writeStallTimeoutMs: config.http.writeStallTimeoutMs, partialSlots: config.transcription.workers }),
     transcriptionRoutes({
       transcribe,
       maxUploadBytes: config.limits.maxUploadBytes,

@@ -146,6 +146,34 @@ export interface Config {
     numThreads: number;
     /** Pronunciation dictionary entries kept compiled in memory, about 325 bytes each (least recently used go first). */
     dictCacheEntries: number;
+    /**
+     * Sentences each TTS engine works on at once across all streams; further ones wait in the
+     * synthesis scheduler (first pieces first, then fair sharing: src/synthesis/scheduler.ts).
+     */
+    workersPerEngine: number;
+  };
+  /** WebSocket synthesis and streaming transcription (README "Realtime"). */
+  realtime: {
+    /** Open sockets per account (both kinds together); one more is closed at once with code 1008. */
+    maxSocketsPerAccount: number;
+    /** A socket is closed (1008) after this long, however busy, seconds. */
+    maxSessionSeconds: number;
+    /** Largest message a client may send, bytes; a larger one closes the socket with code 1009. */
+    maxMessageBytes: number;
+    /** A socket with no message from the client for this long is closed (1000); ?timeout= may set it per socket, ms. */
+    idleTimeoutMs: number;
+    /** The most ?timeout= may ask for, ms. */
+    maxIdleTimeoutMs: number;
+    /** The server pings this often; a client that has not answered the previous ping is dropped, ms. */
+    pingIntervalMs: number;
+    /** Bytes queued for a client that is not reading above which synthesis pauses. */
+    maxBufferedBytes: number;
+    /** Synthesis requests queued or buffering on one socket at once; more get an error message. */
+    maxRequestsPerSocket: number;
+    /** Streaming transcription: partial results of an open utterance at most this often, ms. */
+    partialIntervalMs: number;
+    /** Streaming transcription: an utterance longer than this is finalised where it is, seconds. */
+    maxUtteranceSeconds: number;
   };
   /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
   inference: {
@@ -254,6 +282,19 @@ export const defaultConfig: Config = {
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
     dictCacheEntries: 50_000,
+    workersPerEngine: 2,
+  },
+  realtime: {
+    maxSocketsPerAccount: 100,
+    maxSessionSeconds: 3_600,
+    maxMessageBytes: 1024 * 1024,
+    idleTimeoutMs: 60_000,
+    maxIdleTimeoutMs: 600_000,
+    pingIntervalMs: 20_000,
+    maxBufferedBytes: 1024 * 1024,
+    maxRequestsPerSocket: 16,
+    partialIntervalMs: 500,
+    maxUtteranceSeconds: 30,
   },
   inference: {
     layout: 'shared',
@@ -399,6 +440,10 @@ function validate(config: Config, problems: string[]): void {
     problems.push('PARLEY_API_KEY must look like sk_ followed by at least 32 letters or digits');
   if (config.transcription.workers < 1) problems.push('transcription.workers must be at least 1');
   if (config.synthesis.espeakWorkers < 1) problems.push('synthesis.espeakWorkers must be at least 1');
+  if (config.synthesis.workersPerEngine < 1) problems.push('synthesis.workersPerEngine must be at least 1');
+  for (const name of ['maxSocketsPerAccount', 'maxSessionSeconds', 'maxMessageBytes', 'idleTimeoutMs', 'pingIntervalMs', 'maxRequestsPerSocket', 'partialIntervalMs', 'maxUtteranceSeconds'] as const)
+    if (config.realtime[name] < 1) problems.push(`realtime.${name} must be at least 1`);
+  if (config.realtime.maxIdleTimeoutMs < config.realtime.idleTimeoutMs) problems.push('realtime.maxIdleTimeoutMs must be at least realtime.idleTimeoutMs');
   if (!['by-capability', 'shared'].includes(config.inference.layout)) problems.push('inference.layout must be "by-capability" or "shared"');
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
   if (config.retention.batchSize < 1 || !Number.isInteger(config.retention.batchSize)) problems.push('retention.batchSize must be a whole number of at least 1');

@@ -5,6 +5,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
@@ -17,10 +18,13 @@ import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { realtimeSocketOptions } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
+import { ajvOptions } from './plugins/validation-messages.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
+import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
@@ -59,7 +63,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     genReqId: generateRequestId,
     bodyLimit: config.limits.maxJsonBytes,
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true } },
+    ajv: { customOptions: ajvOptions },
     forceCloseConnections: 'idle',
     ...httpServerOptions(config.http),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
@@ -87,13 +91,16 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       openapi: '3.1.0',
       info: { title: 'Parley', description: 'Self-hosted speech synthesis and transcription API', version: deps.version },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      externalDocs: { description: 'WebSocket synthesis and streaming transcription (AsyncAPI)', url: '/asyncapi.json' },
       security: [{ bearer: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApiDocument(deps.version, config.limits.maxTextChars));
 
   useErrorMapping(app, 'speech', knownRoutes);
+  await app.register(websocket, realtimeSocketOptions(config.realtime));
 
   // In-process on purpose: it guards the database, so it must not cost a database query itself.
   const addressBuckets = new InProcessRateLimitStore();

@@ -11,6 +11,7 @@ import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
+import { SynthesisStream, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { VoiceRegistry } from './voice-registry.js';
@@ -37,12 +38,23 @@ export interface SynthesisRequest {
   pronunciationDicts: string[];
 }
 
+/** A request whose voice, language and dictionaries are checked; its text is not yet. */
+export interface ResolvedSynthesis {
+  request: SynthesisRequest;
+  voice: Voice;
+  engine: TtsEngine;
+  voiceLanguages: string[];
+  dicts: Awaited<ReturnType<PronunciationDictCache['load']>>['found'];
+}
+
 export interface PreparedSynthesis {
   request: SynthesisRequest;
   voice: Voice;
   engine: TtsEngine;
   language: string;
   sentences: string[];
+  /** Pieces of one stream share this, so that only the stream's first piece is a first piece to the scheduler. */
+  stream?: SynthesisStream;
 }
 
 /** Counts filled in while a stream runs (for the SSE completion event). */
@@ -77,11 +89,24 @@ export class OutputTooLongError extends InvalidRequestError {
 export class SynthesisService {
   private readonly limits: SynthesisLimits;
 
-  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictCache; limits?: Partial<SynthesisLimits> }) {
+  constructor(
+    private readonly deps: {
+      voices: VoiceRegistry;
+      dicts: PronunciationDictCache;
+      limits?: Partial<SynthesisLimits>;
+      /** Orders pieces of concurrent streams on each engine; without it pieces go straight to the engine. */
+      scheduler?: SynthesisScheduler;
+    },
+  ) {
     this.limits = { ...defaultLimits, ...deps.limits };
   }
 
   async prepare(request: SynthesisRequest): Promise<PreparedSynthesis> {
+    return this.prepareText(await this.resolve(request), request.text);
+  }
+
+  /** Checks what does not depend on the text: the voice, the language, the dictionaries. */
+  async resolve(request: SynthesisRequest): Promise<ResolvedSynthesis> {
     const resolved = this.deps.voices.find(request.model, request.voiceId);
     if (!resolved) throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model} (see GET /api/v1/${request.model === 'tts-large' ? 'tts-v2' : request.model}/get_voices)`);
     const { voice, engine } = resolved;
@@ -95,18 +120,23 @@ export class SynthesisService {
 
     const { found, missing } = await this.deps.dicts.load(request.accountId, request.pronunciationDicts);
     if (missing.length) throw new InvalidRequestError(`pronunciation_dicts has unknown id(s): ${missing.join(', ')}`);
+    return { request, voice, engine, voiceLanguages, dicts: found };
+  }
 
+  /** Splits `text` (the request's, or one piece of it) into sentences for the resolved voice. */
+  prepareText(resolved: ResolvedSynthesis, text: string, stream?: SynthesisStream): PreparedSynthesis {
+    const { request, voice, engine, voiceLanguages } = resolved;
     const allowed = modelLanguages[request.model].filter((l) => voiceLanguages.includes(l));
-    const prepared = prepareText(request.text, {
+    const prepared = prepareText(text, {
       language: request.language,
       // Detection only chooses among what this voice can say; a voice speaks its own language otherwise.
       allowedLanguages: allowed.length ? allowed : voiceLanguages,
-      dicts: found,
+      dicts: resolved.dicts,
       normalize: !engine.normalizesText,
       maxChars: this.limits.maxPreparedTextChars,
     });
     if (prepared.sentences.length === 0) throw new InvalidRequestError('text must contain something to say');
-    return { request, voice, engine, language: prepared.language, sentences: prepared.sentences };
+    return { request, voice, engine, language: prepared.language, sentences: prepared.sentences, stream };
   }
 
   /**
@@ -123,16 +153,29 @@ export class SynthesisService {
       throw err;
     });
     const maxSamples = Math.floor(this.limits.maxOutputSeconds * request.sampleRate);
-    let produced = 0;
+    // A request sent in pieces counts every piece's audio against the limit.
+    let produced = stats?.samples ?? 0;
     const count = (samples: number) => {
       produced += samples;
       if (produced > maxSamples) throw new OutputTooLongError(this.limits.maxOutputSeconds);
       if (stats) stats.samples += samples;
     };
+    const { scheduler } = this.deps;
+    const stream = prepared.stream ?? new SynthesisStream();
+    const speak = (sentence: string, stop: AbortSignal) =>
+      engine.synthesize(voice, sentence, { speed: request.speed, language: prepared.language, consistency: request.consistency, signal: stop });
     const audio = synthesizeAhead(
       prepared.sentences,
-      (sentence, stop) =>
-        engine.synthesize(voice, sentence, { speed: request.speed, language: prepared.language, consistency: request.consistency, signal: stop }),
+      scheduler
+        ? async function* scheduled(sentence, stop) {
+            const releaseSlot = await scheduler.acquire(engine, stream, stop);
+            try {
+              yield* speak(sentence, stop);
+            } finally {
+              releaseSlot();
+            }
+          }
+        : speak,
       signal,
     );
     let flushed = false;
@@ -174,13 +217,28 @@ export class SynthesisService {
   }
 
   /** The requested output format as a byte stream (decisions.md point 10): header first for wav. */
-  async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
-    const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
+  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
+    return this.encodedPieces(prepared.request, [prepared], signal, stats);
+  }
+
+  /**
+   * Several prepared pieces of one request (text that arrived in parts) as one continuous byte
+   * stream of the request's format: one encoder, so one wav header and unbroken mp3 frames.
+   */
+  async *encodedPieces(
+    request: SynthesisRequest,
+    pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
+    signal: AbortSignal,
+    stats?: SynthesisStats,
+  ): AsyncGenerator<Uint8Array> {
+    const encoder = await createEncoder(request.outputFormat, request.sampleRate, 'stream');
     let ended = false;
     try {
-      for await (const samples of this.pcm(prepared, signal, stats)) {
-        const bytes = encoder.push(samples);
-        if (bytes.length) yield bytes;
+      for await (const prepared of pieces) {
+        for await (const samples of this.pcm(prepared, signal, stats)) {
+          const bytes = encoder.push(samples);
+          if (bytes.length) yield bytes;
+        }
       }
       const last = encoder.end();
       ended = true;

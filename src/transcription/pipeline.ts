@@ -92,16 +92,22 @@ export function chooseRecognizer(recognizers: Recognizer[], language: string): R
   throw new InvalidRequestError(`language ${language} has no installed speech recogniser`);
 }
 
+/** The recogniser for the request, once the request's options are checked against what is installed. */
+export function checkEngines(engines: Pick<TranscriptionEngines, 'recognizers' | 'diarizer'>, options: { language: string; diarize: boolean }): Recognizer {
+  const recognizer = chooseRecognizer(engines.recognizers, options.language);
+  if (options.diarize && !engines.diarizer) {
+    throw new InvalidRequestError('diarize is not available: no speaker diarization models are installed');
+  }
+  return recognizer;
+}
+
 export async function transcribeAudio(
   audio: PcmAudio,
   options: TranscribeAudioOptions,
   engines: TranscriptionEngines,
 ): Promise<AudioTranscript> {
   const { signal } = options;
-  const recognizer = chooseRecognizer(engines.recognizers, options.language);
-  if (options.diarize && !engines.diarizer) {
-    throw new InvalidRequestError('diarize is not available: no speaker diarization models are installed');
-  }
+  const recognizer = checkEngines(engines, options);
   const settings: DecodingSettings = { ...defaultConfig.transcription.decoding, ...options.decoding };
   const duration = audio.samples.length / audio.sampleRate;
   const samples = await resampleYielding(audio.samples, audio.sampleRate, engines.vad.sampleRate, signal);

@@ -35,19 +35,24 @@ export function createTranscriber(deps: TranscriberDeps): Transcribe {
   };
 }
 
+/** The VAD every transcription needs; 503 (not 400: the request is fine, this server is not set up for it yet) without one. */
+export function requireVad(engines: Pick<HeldEngines, 'vad'>): NonNullable<HeldEngines['vad']> {
+  if (!engines.vad) {
+    throw new OverloadedError(
+      300,
+      'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
+    );
+  }
+  return engines.vad;
+}
+
 async function transcribeWith(
   engines: HeldEngines,
   deps: TranscriberDeps,
   ...[input, options, context]: Parameters<Transcribe>
 ): Promise<TranscriptionResult> {
   const { signal } = context;
-  if (!engines.vad) {
-    // 503, not 400: the request is fine, this server is not set up for it yet.
-    throw new OverloadedError(
-      300,
-      'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
-    );
-  }
+  const vad = requireVad(engines);
   // Decoded straight to the VAD's rate (16 kHz mono, which every later stage takes), within the
   // duration cap. decisions.md point 20: bytes that do not decode get the one fixed sentence;
   // the decoder's own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
@@ -55,7 +60,7 @@ async function transcribeWith(
   const audio = await decodeAudio(
     input.bytes,
     { contentType: input.contentType, filename: options.filename },
-    { ...deps.decode, sampleRate: engines.vad.sampleRate, signal },
+    { ...deps.decode, sampleRate: vad.sampleRate, signal },
   ).catch((err: unknown) => {
     throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
   });
@@ -69,7 +74,7 @@ async function transcribeWith(
       utterancePauseSeconds: deps.utterancePauseSeconds,
       decoding: deps.decoding,
     },
-    { vad: engines.vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
+    { vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
   );
 
   const duration = round3(transcript.duration);

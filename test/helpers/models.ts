@@ -22,6 +22,14 @@ export function sharedModel(name: string): string {
   return dir;
 }
 
+/** The packs of the transcription tests: silero VAD, the tiny streaming English zipformer, the stand-in diarization packs. */
+export const sttTestPacks = [
+  'silero-vad-v5',
+  'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile',
+  'fake-pyannote-segmentation-energy',
+  'handmade-fbank-stats-speaker-embedding',
+];
+
 /** A fresh models dir holding links to the named shared packs. */
 export function modelsDirWith(names: string[]): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'parley-models-'));

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { capabilities } from '../../src/capabilities.js';
 import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
 import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
-import { corpusFile, modelsDirWith } from '../helpers/models.js';
+import { corpusFile, modelsDirWith, sttTestPacks } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
 
@@ -63,12 +63,7 @@ describe('POST /api/v1/stt/get_text', () => {
 
 
   before(async () => {
-    const modelsDir = modelsDirWith([
-      'silero-vad-v5',
-      'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile',
-      'fake-pyannote-segmentation-energy',
-      'handmade-fbank-stats-speaker-embedding',
-    ]);
+    const modelsDir = modelsDirWith(sttTestPacks);
     [s, formats] = await Promise.all([
       // The rate limit is not under test here (its burst is smaller than the number of requests below).
       startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } }),

@@ -23,10 +23,20 @@ export interface UnauthenticatedLimit {
   clock?: () => number;
 }
 
+/**
+ * The key of `Authorization: Bearer`, or for a WebSocket upgrade without that header `?token=`:
+ * browsers cannot set headers on a WebSocket. Less safe (URLs end up in logs and histories), so
+ * only upgrades accept it.
+ */
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match ? match[1]! : null;
+  if (match) return match[1]!;
+  if (header === undefined && String(request.headers.upgrade).toLowerCase() === 'websocket') {
+    const token = (request.query as Record<string, unknown> | undefined)?.token;
+    if (typeof token === 'string' && token) return token;
+  }
+  return null;
 }
 
 /**

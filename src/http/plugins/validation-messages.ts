@@ -3,6 +3,13 @@
  * (decisions.md point 4: e.g. "speed must be between 0.5 and 2").
  * Ajv runs with `verbose: true`, so each error carries its parentSchema.
  */
+import { Ajv, type Options } from 'ajv';
+import type { TSchema } from '@sinclair/typebox';
+import { InvalidRequestError } from '../../errors.js';
+
+/** Ajv settings of every route schema (app.ts) and of WebSocket messages: nothing coerced, one error. */
+export const ajvOptions: Options = { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true, useDefaults: true };
+
 interface AjvError {
   keyword: string;
   instancePath: string;
@@ -63,4 +70,17 @@ export function validationMessage(err: { validation?: unknown[]; validationConte
     default:
       return `${field} ${e.message ?? 'is invalid'}`;
   }
+}
+
+/**
+ * A checker for JSON that does not arrive as an HTTP body (WebSocket messages), with the same Ajv
+ * settings and the same sentences as the routes: defaults are filled in, and a bad value throws
+ * InvalidRequestError naming the field and the rule.
+ */
+export function messageValidator<T>(schema: TSchema): (data: unknown) => T {
+  const check = new Ajv(ajvOptions).compile(schema);
+  return (data) => {
+    if (!check(data)) throw new InvalidRequestError(validationMessage({ validation: check.errors ?? [], validationContext: 'body' }));
+    return data as T;
+  };
 }

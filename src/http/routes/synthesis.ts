@@ -25,7 +25,7 @@ export interface SynthesisRouteOptions {
 
 const CHUNK_BYTES = 1024;
 
-function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string): SynthesisRequest {
+export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string): SynthesisRequest {
   return {
     accountId,
     model,

@@ -1,0 +1,251 @@
+/**
+ * Realtime latencies: `node --import tsx bench/realtime.ts`. Prints numbers; asserts nothing.
+ *
+ * The server runs as its own process (`parley serve`, loopback, rate limits off) so the clients
+ * here do not share its event loop. One run prints:
+ *
+ * 1. The raw engine (eSpeak NG, called here as the service calls it): time to synthesise the
+ *    text's first sentence, the "first piece". Limit for N concurrent streams: N × that ÷ the
+ *    engine's workers (config synthesis.espeakWorkers), the time the N first pieces take back to back.
+ * 2. WebSocket TTS time to first chunk: alone, 16 and 64 concurrent sockets (each sends the text
+ *    at once, the clock starts when the message is sent).
+ * 3. SSE /tts-v2/stream time to first chunk: alone and 64 concurrent; target p95 ≤ 1.5 × limit.
+ *    Also against a server whose scheduler lets every piece through at once
+ *    (synthesis.workersPerEngine = 64), i.e. the engine's own first-come order, as before.
+ * 4. Streaming STT with the shared tiny zipformer: a corpus file (11 s) sent at real-time pace in
+ *    100 ms frames, alone and 32 streams at once. Partial latency: for every transcription
+ *    message, the time from sending the frame that holds its last audio to receiving it (p50, p95,
+ *    max; a stream that fell behind real time would show growing latencies). Final latency: from
+ *    close_stream to the last final.
+ *
+ * Env: PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR (default ../shared/...).
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { WebSocket } from 'ws';
+import { encodeInt16 } from '../src/audio/encode.js';
+import { parseWav } from '../src/audio/wav.js';
+import { loadConfig } from '../src/config.js';
+import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
+import { prepareText } from '../src/synthesis/text/prepare.js';
+import { corpusFile } from '../test/helpers/models.js';
+import { startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
+import { trainJourney } from './texts.js';
+
+const VOICE = 'espeak-en-us-female';
+const TEXT = trainJourney.join(' ');
+const STT_FILE = 'en/jfk-inaugural-1961.wav';
+const RAW_RUNS = 10;
+const ALONE_RUNS = 5;
+
+interface Stats {
+  n: number;
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+function stats(values: number[]): Stats {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { n: sorted.length, p50: at(0.5), p95: at(0.95), max: sorted.at(-1) ?? NaN };
+}
+
+const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : 'n/a');
+const row = (label: string, s: Stats, extra = '') => console.log(`  ${label.padEnd(34)} p50 ${ms(s.p50).padStart(8)}  p95 ${ms(s.p95).padStart(8)}  max ${ms(s.max).padStart(8)}  (n=${s.n})${extra}`);
+
+async function rawFirstPiece(): Promise<Stats> {
+  const config = loadConfig({});
+  const engine = await createEspeakNgEngine({ workers: 1 });
+  const voice = engine.listVoices().find((v) => v.id === VOICE)!;
+  const { sentences, language } = prepareText(TEXT, { language: 'en', allowedLanguages: ['en'], dicts: [], normalize: false, maxChars: config.limits.maxPreparedTextChars });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i <= RAW_RUNS; i++) {
+      const start = performance.now();
+      for await (const piece of engine.synthesize(voice, sentences[0]!, { speed: 1, language })) void piece;
+      if (i > 0) times.push(performance.now() - start); // the first run warms up
+    }
+  } finally {
+    await engine.close();
+  }
+  return stats(times);
+}
+
+/** One WebSocket TTS request: ms from sending the text to the first chunk, then to complete. */
+function wsFirstChunk(server: ServerProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/v1/tts-v2/get_speech/stream`, { headers: { authorization: `Bearer ${server.key}` } });
+    let start = 0;
+    let first = NaN;
+    ws.on('open', () => {
+      start = performance.now();
+      ws.send(JSON.stringify({ voice_id: VOICE, text: TEXT, sample_rate: 16000 }));
+    });
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString());
+      if (m.status === 'chunk' && Number.isNaN(first)) {
+        first = performance.now() - start;
+        ws.terminate();
+        resolve(first);
+      } else if (m.status === 'error') {
+        ws.terminate();
+        reject(new Error(m.message));
+      }
+    });
+    ws.on('error', reject);
+  });
+}
+
+/** One SSE stream: ms to the first `event: chunk`; the client hangs up then (the server stops). */
+async function sseFirstChunk(server: ServerProcess): Promise<number> {
+  const abort = new AbortController();
+  const start = performance.now();
+  const res = await fetch(`${server.url}/api/v1/tts-v2/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ voice_id: VOICE, text: TEXT, sample_rate: 16000 }),
+    signal: abort.signal,
+  });
+  if (res.status !== 200) throw new Error(`SSE status ${res.status}: ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return NaN;
+      text += Buffer.from(value).toString();
+      if (text.includes('event: chunk')) return performance.now() - start;
+    }
+  } finally {
+    abort.abort();
+  }
+}
+
+async function alone(run: () => Promise<number>): Promise<Stats> {
+  await run(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < ALONE_RUNS; i++) {
+    times.push(await run());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return stats(times);
+}
+
+async function concurrent(n: number, run: () => Promise<number>): Promise<Stats> {
+  const times = await Promise.all(Array.from({ length: n }, run));
+  await new Promise((r) => setTimeout(r, 1_500)); // hung-up streams wind down before the next cell
+  return stats(times);
+}
+
+interface SttRun {
+  partialMs: number[];
+  finalMs: number;
+  messages: number;
+  errors: string[];
+}
+
+/** Streams the file at real-time pace in 100 ms frames, then close_stream. */
+function sttStream(server: ServerProcess, pcm: Uint8Array, startDelayMs: number): Promise<SttRun> {
+  const frameBytes = 3200; // 100 ms of 16 kHz 16-bit mono
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/v1/stt/get_text`, { headers: { authorization: `Bearer ${server.key}` } });
+    const sentAt: number[] = [];
+    const run: SttRun = { partialMs: [], finalMs: NaN, messages: 0, errors: [] };
+    let closeSentAt = 0;
+    ws.on('open', async () => {
+      await new Promise((r) => setTimeout(r, startDelayMs));
+      const t0 = performance.now();
+      for (let i = 0, at = 0; at < pcm.length; i++, at += frameBytes) {
+        // Paced by the clock, not by sleeps, so timer slack does not slow the stream below real time.
+        const due = t0 + i * 100;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        ws.send(pcm.subarray(at, at + frameBytes));
+        sentAt.push(performance.now());
+      }
+      closeSentAt = performance.now();
+      ws.send(JSON.stringify({ type: 'close_stream' }));
+    });
+    ws.on('message', (data) => {
+      const now = performance.now();
+      const m = JSON.parse(data.toString());
+      run.messages++;
+      if (m.type === 'error') run.errors.push(m.message);
+      if (m.type !== 'transcription') return;
+      if (m.is_last) {
+        run.finalMs = now - closeSentAt;
+        return;
+      }
+      const frame = Math.min(sentAt.length - 1, Math.max(0, Math.ceil(m.end * 10) - 1));
+      if (sentAt[frame] !== undefined) run.partialMs.push(now - sentAt[frame]!);
+    });
+    ws.on('close', () => resolve(run));
+    ws.on('error', reject);
+  });
+}
+
+async function stt(server: ServerProcess, streams: number, note = ''): Promise<void> {
+  const { samples } = parseWav(new Uint8Array(readFileSync(corpusFile(STT_FILE))));
+  const pcm = encodeInt16(samples);
+  // Starts spread over one second, as independent callers would be.
+  const runs = await Promise.all(Array.from({ length: streams }, (_, i) => sttStream(server, pcm, streams > 1 ? (i * 1000) / streams : 0)));
+  const partial = stats(runs.flatMap((r) => r.partialMs));
+  const final = stats(runs.map((r) => r.finalMs));
+  const errors = runs.flatMap((r) => r.errors);
+  const worst = Math.max(...runs.map((r) => r.partialMs.at(-1) ?? NaN));
+  row(`STT partial latency, ${streams} stream(s)${note}`, partial, `; latest partial of the worst stream ${ms(worst)}`);
+  row(`STT final after close_stream`, final, errors.length ? `; ${errors.length} error message(s): ${errors[0]}` : '');
+}
+
+async function main(): Promise<void> {
+  console.log(`Realtime bench: ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
+  console.log('(the machine is shared with other engineers: absolute times vary with their load)\n');
+
+  const raw = await rawFirstPiece();
+  const workers = loadConfig({}).synthesis.espeakWorkers;
+  const limit64 = (64 * raw.p50) / workers;
+  console.log(`Raw engine, first sentence of the text (${TEXT.split('.')[0]!.length + 1} chars):`);
+  row('eSpeak NG first piece', raw);
+  console.log(`  limit for 64 streams = 64 × ${raw.p50.toFixed(1)} ms ÷ ${workers} worker(s) = ${limit64.toFixed(0)} ms; target p95 ≤ 1.5 × = ${(1.5 * limit64).toFixed(0)} ms\n`);
+
+  const noRateLimits = { PARLEY_REALTIME__MAX_SOCKETS_PER_ACCOUNT: '200' };
+  const server = await startServerProcess([], noRateLimits);
+  try {
+    console.log(`Server: synthesis.workersPerEngine = ${loadConfig({}).synthesis.workersPerEngine} (default)`);
+    row('WebSocket TTS first chunk, alone', await alone(() => wsFirstChunk(server)));
+    // The first concurrent round on a fresh server runs slower (measured: 32 sockets p50 3.0 s, then
+    // 1.5 s on the next round, SSE 1.9 s), so one unmeasured round goes first.
+    await concurrent(16, () => wsFirstChunk(server));
+    row('WebSocket TTS first chunk, 16 sockets', await concurrent(16, () => wsFirstChunk(server)));
+    row('WebSocket TTS first chunk, 64 sockets', await concurrent(64, () => wsFirstChunk(server)));
+    row('SSE first chunk, alone', await alone(() => sseFirstChunk(server)));
+    const sse64 = await concurrent(64, () => sseFirstChunk(server));
+    row('SSE first chunk, 64 streams', sse64, `; p95 / limit = ${(sse64.p95 / limit64).toFixed(2)}`);
+  } finally {
+    await server.stop();
+  }
+
+  const unscheduled = await startServerProcess([], { ...noRateLimits, PARLEY_SYNTHESIS__WORKERS_PER_ENGINE: '64' });
+  try {
+    console.log('\nServer: synthesis.workersPerEngine = 64 (every piece straight to the engine: its first-come order)');
+    await alone(() => sseFirstChunk(unscheduled));
+    const sse64 = await concurrent(64, () => sseFirstChunk(unscheduled));
+    row('SSE first chunk, 64 streams', sse64, `; p95 / limit = ${(sse64.p95 / limit64).toFixed(2)}`);
+  } finally {
+    await unscheduled.stop();
+  }
+
+  const sttServer = await startServerProcess(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile'], noRateLimits);
+  try {
+    console.log(`\nStreaming STT, ${STT_FILE} (11 s) at real-time pace, shared tiny zipformer, re-decoding every ${loadConfig({}).realtime.partialIntervalMs} ms of audio:`);
+    await stt(sttServer, 1, ' (warm-up)'); // loads the models
+    await stt(sttServer, 1);
+    await stt(sttServer, 32);
+  } finally {
+    await sttServer.stop();
+  }
+  console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+await main();

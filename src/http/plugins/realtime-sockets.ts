@@ -1,0 +1,175 @@
+/**
+ * What every WebSocket (synthesis and transcription) is held to: sockets per account, session
+ * length, message size, idle time, ping/pong keep-alive, and a client that stops reading. Each
+ * limit hit is logged and counted for the readiness report.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Config } from '../../config.js';
+import { AbortedError, InvalidRequestError } from '../../errors.js';
+
+type RealtimeLimits = Config['realtime'];
+
+export type RealtimeKind = 'synthesis' | 'transcription';
+export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout';
+
+/** Close codes (RFC 6455 section 7.4.1). */
+export const CloseCode = { normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, internal: 1011 } as const;
+
+/** Options of @fastify/websocket: the message size cap, and socket errors (a client's fault) logged as such. */
+export function realtimeSocketOptions(limits: RealtimeLimits) {
+  return {
+    options: { maxPayload: limits.maxMessageBytes },
+    errorHandler(error: Error, socket: WebSocket, request: FastifyRequest) {
+      request.log.info({ reason: error.message }, 'websocket closed on a socket error');
+      socket.terminate();
+    },
+  };
+}
+
+/** `?timeout=` in seconds → idle timeout in ms, within 1 s and limits.maxIdleTimeoutMs. */
+export function idleTimeoutFromQuery(value: string | undefined, limits: RealtimeLimits): number {
+  if (value === undefined) return limits.idleTimeoutMs;
+  const max = Math.floor(limits.maxIdleTimeoutMs / 1000);
+  const seconds = Number(value);
+  if (!/^[0-9]+$/.test(value) || seconds < 1 || seconds > max) throw new InvalidRequestError(`timeout must be between 1 and ${max}`);
+  return seconds * 1000;
+}
+
+export class RealtimeSockets {
+  private readonly perAccount = new Map<string, number>();
+  private readonly open: Record<RealtimeKind, number> = { synthesis: 0, transcription: 0 };
+  private readonly limitHits: Record<RealtimeLimitName, number> = {
+    socketsPerAccount: 0,
+    sessionLength: 0,
+    messageSize: 0,
+    backPressure: 0,
+    idleTimeout: 0,
+  };
+
+  constructor(readonly limits: RealtimeLimits) {}
+
+  /** For the readiness report. */
+  report(): { open: Record<RealtimeKind, number>; limitHits: Record<RealtimeLimitName, number> } {
+    return { open: { ...this.open }, limitHits: { ...this.limitHits } };
+  }
+
+  hit(limit: RealtimeLimitName, request: FastifyRequest, detail: object = {}): void {
+    this.limitHits[limit]++;
+    request.log.warn({ limit, accountId: request.accountId, ...detail }, `websocket limit reached: ${limit}`);
+  }
+
+  /**
+   * Takes charge of a newly upgraded socket: counts it against its account (over the limit it is
+   * closed with 1008 and null returned), and starts its timers.
+   */
+  admit(socket: WebSocket, request: FastifyRequest, kind: RealtimeKind, idleTimeoutMs: number): RealtimeSession | null {
+    const account = request.accountId;
+    const count = this.perAccount.get(account) ?? 0;
+    if (count >= this.limits.maxSocketsPerAccount) {
+      this.hit('socketsPerAccount', request, { max: this.limits.maxSocketsPerAccount });
+      socket.close(CloseCode.policy, `too many open sockets for this account (at most ${this.limits.maxSocketsPerAccount})`);
+      return null;
+    }
+    this.perAccount.set(account, count + 1);
+    this.open[kind]++;
+    return new RealtimeSession(socket, request, this, idleTimeoutMs, () => {
+      const left = (this.perAccount.get(account) ?? 1) - 1;
+      if (left > 0) this.perAccount.set(account, left);
+      else this.perAccount.delete(account);
+      this.open[kind]--;
+    });
+  }
+}
+
+const DRAIN_POLL_MS = 10;
+
+/** One admitted socket: its timers, its keep-alive, and sends that wait while the client is not reading. */
+export class RealtimeSession {
+  /** Aborts when the socket closes, for whatever reason: work for it stops. */
+  readonly closed = new AbortController();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly sessionTimer: NodeJS.Timeout;
+  private readonly pinger: NodeJS.Timeout;
+  private answeredPing = true;
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly request: FastifyRequest,
+    private readonly sockets: RealtimeSockets,
+    private readonly idleTimeoutMs: number,
+    onClose: () => void,
+  ) {
+    const { limits } = sockets;
+    this.sessionTimer = setTimeout(() => {
+      sockets.hit('sessionLength', request, { maxSessionSeconds: limits.maxSessionSeconds });
+      this.close(CloseCode.policy, `session length limit of ${limits.maxSessionSeconds} s reached`);
+    }, limits.maxSessionSeconds * 1000);
+    this.pinger = setInterval(() => {
+      if (!this.answeredPing) {
+        request.log.info('websocket client did not answer a ping: dropped');
+        socket.terminate();
+        return;
+      }
+      this.answeredPing = false;
+      socket.ping();
+    }, limits.pingIntervalMs);
+    socket.on('pong', () => (this.answeredPing = true));
+    socket.on('message', () => this.touch());
+    socket.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') sockets.hit('messageSize', request, { maxMessageBytes: limits.maxMessageBytes });
+    });
+    socket.once('close', () => {
+      clearTimeout(this.sessionTimer);
+      clearTimeout(this.idleTimer);
+      clearInterval(this.pinger);
+      this.closed.abort();
+      onClose();
+    });
+    this.touch();
+  }
+
+  get isOpen(): boolean {
+    return this.socket.readyState === this.socket.OPEN;
+  }
+
+  /** Something moved (a client message, or an answer): the idle countdown starts again. */
+  touch(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.sockets.hit('idleTimeout', this.request, { idleTimeoutMs: this.idleTimeoutMs });
+      this.close(CloseCode.normal, `idle for ${Math.round(this.idleTimeoutMs / 1000)} s`);
+    }, this.idleTimeoutMs);
+  }
+
+  close(code: number, reason: string): void {
+    // A close reason is at most 123 bytes (RFC 6455 5.5: control frames carry ≤ 125).
+    if (this.isOpen) this.socket.close(code, Buffer.from(reason).subarray(0, 123).toString());
+  }
+
+  /**
+   * Sends one text message. While more than limits.maxBufferedBytes wait for the client, the
+   * caller waits too (so its producer pauses); after writeStallMs of that the socket is closed
+   * and AbortedError thrown.
+   */
+  async send(message: object, writeStallMs: number): Promise<void> {
+    if (!this.isOpen) throw new AbortedError();
+    this.socket.send(JSON.stringify(message));
+    // A socket that is still answering is not idle (a long synthesis needs no client message).
+    this.touch();
+    const { maxBufferedBytes } = this.sockets.limits;
+    if (this.socket.bufferedAmount <= maxBufferedBytes) return;
+    const since = Date.now();
+    while (this.isOpen && this.socket.bufferedAmount > maxBufferedBytes) {
+      if (Date.now() - since > writeStallMs) {
+        this.sockets.hit('backPressure', this.request, { bufferedBytes: this.socket.bufferedAmount });
+        this.close(CloseCode.policy, 'client is not reading its messages');
+        // Closing waits for the buffered bytes; a client that reads nothing would hold them.
+        setTimeout(() => this.socket.terminate(), 1_000).unref();
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+    }
+    if (!this.isOpen) throw new AbortedError();
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * Streaming transcription: GET /api/v1/stt/get_text upgraded to a WebSocket. Binary frames carry
+ * audio of `encoding` at `sample_rate`; text frames are {"type":"finalize"} (a final now, the
+ * stream goes on) and {"type":"close_stream"} (the last final, then the socket closes). Every
+ * query value, and whether the engines it needs are installed, is checked before the upgrade, so
+ * a bad one is a plain 4xx with the stt error body, the same sentences as POST /get_text.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import { createStreamDecoder, type StreamDecoder, type StreamEncoding } from '../../audio/stream-decoder.js';
+import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { checkEngines } from '../../transcription/pipeline.js';
+import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
+import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
+import { toDomainError } from '../plugins/error-mapping.js';
+import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
+import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
+
+export interface RealtimeTranscriptionOptions {
+  /** The engines of the moment, held until release(). */
+  engines(): HeldEngines;
+  sockets: RealtimeSockets;
+  writeStallTimeoutMs: number;
+  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue). */
+  partialSlots: number;
+}
+
+interface SocketSettings {
+  language: string;
+  encoding: StreamEncoding;
+  sampleRate: number;
+  wordTimestamps: boolean;
+  diarize: boolean;
+  vadEvents: boolean;
+  eouSeconds: number;
+  idleTimeoutMs: number;
+}
+
+/** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
+const BACKLOG_SECONDS = 10;
+
+function settingsOf(request: FastifyRequest, options: RealtimeTranscriptionOptions): SocketSettings {
+  const q = request.query as TranscriptionSocketQueryValues;
+  const sampleRate = q.sample_rate === undefined ? 16_000 : Number(q.sample_rate);
+  if (sampleRate < 8_000 || sampleRate > 48_000) throw new InvalidRequestError('sample_rate must be between 8000 and 48000');
+  const eouMs = q.eou_timeout_ms === undefined ? 800 : Number(q.eou_timeout_ms);
+  if (eouMs < 100 || eouMs > 10_000) throw new InvalidRequestError('eou_timeout_ms must be between 100 and 10000');
+  return {
+    language: q.language ?? 'en',
+    encoding: (q.encoding ?? 'linear16') as StreamEncoding,
+    sampleRate,
+    wordTimestamps: q.word_timestamps === 'true',
+    diarize: q.diarize === 'true',
+    vadEvents: q.vad_events === 'true',
+    eouSeconds: eouMs / 1000,
+    idleTimeoutMs: idleTimeoutFromQuery(q.timeout, options.sockets.limits),
+  };
+}
+
+/** Checks the settings against the installed engines (throws the REST route's errors). */
+function checkInstalled(engines: HeldEngines, settings: SocketSettings) {
+  const vad = requireVad(engines);
+  const recognizer = checkEngines(engines, settings);
+  return { vad, recognizer, diarizer: engines.diarizer };
+}
+
+class TranscriptionSocket {
+  private queue: Promise<void> = Promise.resolve();
+  private closing = false;
+
+  constructor(
+    private readonly session: RealtimeSession,
+    private readonly stt: StreamingTranscription,
+    private readonly decoder: StreamDecoder,
+    private readonly settings: SocketSettings,
+    private readonly options: RealtimeTranscriptionOptions,
+  ) {}
+
+  send(event: StreamingEvent): void {
+    const message =
+      event.type === 'transcription'
+        ? { ...event, status: 'success', session_id: this.session.request.id, language: this.settings.language }
+        : event;
+    this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
+  }
+
+  private error(message: string): void {
+    this.session.send({ type: 'error', message }, this.options.writeStallTimeoutMs).catch(() => undefined);
+  }
+
+  /** Messages are handled one at a time, in order: audio after a finalize belongs to the next final. */
+  onMessage(data: RawData, isBinary: boolean): void {
+    this.queue = this.queue.then(() => this.handle(data, isBinary));
+  }
+
+  private async handle(data: RawData, isBinary: boolean): Promise<void> {
+    if (this.closing || !this.session.isOpen) return;
+    try {
+      if (isBinary) {
+        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+        this.stt.push(await this.decoder.decode(bytes));
+        const limit = this.options.sockets.limits.maxUtteranceSeconds + BACKLOG_SECONDS;
+        if (this.stt.heldSeconds > limit) {
+          this.error(`audio arrives faster than it can be transcribed (more than ${limit} s waiting)`);
+          this.session.close(CloseCode.policy, 'audio arrives faster than it can be transcribed');
+        }
+        return;
+      }
+      let control: { type?: unknown } | null = null;
+      try {
+        control = JSON.parse(data.toString());
+      } catch {
+        // answered below
+      }
+      const type = control !== null && typeof control === 'object' ? control.type : undefined;
+      if (type === 'finalize') {
+        await this.stt.finalize(false);
+      } else if (type === 'close_stream') {
+        this.closing = true;
+        await this.stt.finalize(true);
+        this.session.close(CloseCode.normal, 'stream closed');
+      } else {
+        this.error('Text frames must be {"type":"finalize"} or {"type":"close_stream"}; audio goes in binary frames');
+      }
+    } catch (err) {
+      if (err instanceof AbortedError || !this.session.isOpen) return;
+      const domain = toDomainError(err, 'stt');
+      // Bad input, or engines busy for now (503): the client is told, the stream goes on.
+      if (domain && (domain.status < 500 || domain.status === 503)) {
+        this.session.request.log.info({ reason: domain.message }, 'streaming transcription: bad input');
+        this.error(domain.message);
+        return;
+      }
+      this.session.request.log.error({ err }, 'streaming transcription failed');
+      this.error('Internal server error');
+      this.session.close(CloseCode.internal, 'transcription failed');
+    }
+  }
+}
+
+export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOptions) {
+  const partialBudget = new PartialBudget(options.partialSlots);
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.route({
+      method: 'GET',
+      url: '/get_text',
+      config: { rateFamily: 'transcription' },
+      schema: { hide: true, querystring: TranscriptionSocketQuery },
+      // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
+      preHandler: async (request) => {
+        const engines = options.engines();
+        try {
+          checkInstalled(engines, settingsOf(request, options));
+        } finally {
+          engines.release();
+        }
+      },
+      handler: async () => {
+        throw new InvalidRequestError('GET /api/v1/stt/get_text is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)');
+      },
+      wsHandler: async (socket: WebSocket, request: FastifyRequest) => {
+        const settings = settingsOf(request, options);
+        const session = options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
+        if (!session) return;
+        const engines = options.engines();
+        let handler: TranscriptionSocket | undefined;
+        const early: [RawData, boolean][] = [];
+        socket.on('message', (data, isBinary) => (handler ? handler.onMessage(data, isBinary) : early.push([data, isBinary])));
+        try {
+          const installed = checkInstalled(engines, settings);
+          const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
+          const stt = await StreamingTranscription.create(
+            installed,
+            {
+              language: settings.language,
+              inputSampleRate: decoder.sampleRate,
+              wordTimestamps: settings.wordTimestamps,
+              diarize: settings.diarize,
+              vadEvents: settings.vadEvents,
+              eouSeconds: settings.eouSeconds,
+              partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
+              maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
+              partialBudget,
+            },
+            (event) => handler?.send(event),
+          );
+          const stop = () => {
+            stt.close();
+            decoder.free();
+            engines.release();
+          };
+          if (session.closed.signal.aborted) return stop();
+          session.closed.signal.addEventListener('abort', stop);
+          handler = new TranscriptionSocket(session, stt, decoder, settings, options);
+          for (const [data, isBinary] of early.splice(0)) handler.onMessage(data, isBinary);
+        } catch (err) {
+          engines.release();
+          request.log.error({ err }, 'streaming transcription could not start');
+          session.close(CloseCode.internal, 'transcription could not start');
+        }
+      },
+    });
+  };
+}
