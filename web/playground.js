@@ -68,8 +68,7 @@ function fillModels(models) {
 async function loadVoices() {
   const model = $('model').value;
   if (!model) return;
-  const { data } = await (await api(`/v1/audio/voices?model=${encodeURIComponent(model)}`)).json();
-  voices = data;
+  ({ voices } = await (await api(`/v1/audio/voices?model=${encodeURIComponent(model)}`)).json());
   const select = $('voice');
   select.replaceChildren(...voices.map((v) => new Option(v.aliases.length ? `${v.name} — ${v.aliases.join(', ')}` : v.name, v.id)));
   select.disabled = voices.length === 0;

@@ -23,10 +23,10 @@ export const VoicesQuery = Type.Object({
   model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Voices of this model (alias, generation or pack); default: tts-1' })),
 });
 
+/** `voices` of {id, name, …}: the shape chat UIs (Open WebUI) read from OpenAI-compatible servers. */
 export const OpenAiVoiceList = Type.Object({
-  object: Type.Literal('list'),
   model: Type.String(),
-  data: Type.Array(
+  voices: Type.Array(
     Type.Object({
       id: Type.String(),
       name: Type.String(),
@@ -40,6 +40,9 @@ export const OpenAiVoiceList = Type.Object({
     }),
   ),
 });
+
+/** GET /v1/audio/models, as Open WebUI reads it: the speech models' ids. */
+export const SpeechModelList = Type.Object({ models: Type.Array(Type.Object({ id: Type.String() })) });
 
 export const PackList = Type.Object({
   installed: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), state: Type.String({ enum: ['loaded', 'skipped'] }), languages: Type.Array(Type.String()), reason: Type.Optional(Type.String()) })),

@@ -1,7 +1,7 @@
 /**
  * GET /v1/models and /v1/models/{id} (OpenAI's list: the aliases, the generations with voices,
  * the loaded packs), GET /v1/audio/voices (a model's voices, with the OpenAI names that speak
- * with each) and GET /v1/packs (Parley's addition: installed packs with their state, and the
+ * with each), GET /v1/audio/models (the speech models, in the shape chat UIs read) and GET /v1/packs (Parley's addition: installed packs with their state, and the
  * catalogue's packs not installed yet, for the playground).
  */
 import type { FastifyInstance } from 'fastify';
@@ -10,7 +10,7 @@ import type { CatalogueEntry } from '../../../models/catalogue.js';
 import type { ModelsReport } from '../../../models/installed-models.js';
 import { NotFoundError } from '../../../errors.js';
 import { modelLanguages } from '../../../synthesis/languages.js';
-import { ModelIdParams, OpenAiModelList, OpenAiVoiceList, PackList, VoicesQuery, OpenAiModel, type OpenAiModelBody } from '../../schemas/openai-models.js';
+import { ModelIdParams, OpenAiModel, OpenAiModelList, OpenAiVoiceList, PackList, SpeechModelList, VoicesQuery, type OpenAiModelBody } from '../../schemas/openai-models.js';
 import { generations, speechModelAliases, transcriptionModelAliases, type SpeechModels } from './aliases.js';
 
 export interface ModelRouteOptions {
@@ -70,9 +70,8 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
           }
         }
         return {
-          object: 'list' as const,
           model,
-          data: voices.map((v) => ({
+          voices: voices.map((v) => ({
             id: v.id,
             name: v.displayName,
             languages: v.languages,
@@ -84,6 +83,11 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
           })),
         };
       },
+    });
+    app.get('/audio/models', {
+      config,
+      schema: { tags: ['openai'], summary: 'The models /v1/audio/speech takes, as {models: [{id}]} (what Open WebUI reads)', response: { 200: SpeechModelList } },
+      handler: async () => ({ models: list().filter((m) => m.parley.task === 'speech').map((m) => ({ id: m.id })) }),
     });
     app.get('/packs', {
       config,

@@ -65,18 +65,24 @@ describe('GET /v1/audio/voices', () => {
     const { status, body } = await voices();
     assert.equal(status, 200);
     assert.equal(body.model, 'tts-1');
-    const female = body.data.find((v: any) => v.id === 'espeak-en-us-female');
+    const female = body.voices.find((v: any) => v.id === 'espeak-en-us-female');
     assert.deepEqual(female.aliases, ['alloy', 'coral', 'nova', 'marin']);
     assert.deepEqual(female.languages, ['en', 'en-US']);
     assert.equal(female.gender, 'female');
-    const named = body.data.flatMap((v: any) => v.aliases).sort();
+    const named = body.voices.flatMap((v: any) => v.aliases).sort();
     assert.deepEqual(named, ['alloy', 'ash', 'ballad', 'cedar', 'coral', 'echo', 'fable', 'marin', 'nova', 'onyx', 'sage', 'shimmer', 'verse']);
   });
 
   it("a pack's voices: its speakers, and every OpenAI name falls back to one of the same gender or the first", async () => {
     const { body } = await voices(`?model=${TONES}`);
-    assert.deepEqual(body.data.map((v: any) => v.id).sort(), [`${TONES}-0`, `${TONES}-1`]);
-    assert.equal(body.data.flatMap((v: any) => v.aliases).length, 13);
+    assert.deepEqual(body.voices.map((v: any) => v.id).sort(), [`${TONES}-0`, `${TONES}-1`]);
+    assert.equal(body.voices.flatMap((v: any) => v.aliases).length, 13);
+  });
+
+  it('GET /v1/audio/models: the speech models as {models: [{id}]}', async () => {
+    const res = await s.api('/v1/audio/models');
+    const ids = ((await res.json()) as { models: Array<{ id: string }> }).models.map((m) => m.id);
+    assert.deepEqual(ids, ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'tts-v2', 'tts-v3.1', 'tts-large', TONES]);
   });
 
   it('an unknown model is 404 in OpenAI shape', async () => {

@@ -18,13 +18,13 @@ const MAX_UPLOAD = 1024 * 1024;
 
 let s: TestServer;
 let client: OpenAI;
-let audio: Buffer;
+let audio: Uint8Array<ArrayBuffer>;
 
 before(async () => {
   const modelsDir = modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']);
   s = await startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', limits: { maxUploadBytes: MAX_UPLOAD }, rateLimits: { transcription: { perMinute: 0 } } } });
   client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
-  audio = readFileSync(corpusFile(SPOKEN));
+  audio = new Uint8Array(readFileSync(corpusFile(SPOKEN)));
 });
 after(() => s?.close());
 
@@ -73,7 +73,8 @@ function parseSubtitles(text: string, format: 'srt' | 'vtt'): Cue[] {
 }
 
 describe('POST /v1/audio/transcriptions', () => {
-  let verbose: OpenAI.Audio.TranscriptionVerbose & { segments: Array<OpenAI.Audio.TranscriptionSegment & { speaker: string }> };
+  type Segment = OpenAI.Audio.TranscriptionSegment & { speaker: string };
+  let verbose: Omit<OpenAI.Audio.TranscriptionVerbose, 'segments'> & { task: string; segments: Segment[] };
 
   before(async () => {
     verbose = (await client.audio.transcriptions.create({
