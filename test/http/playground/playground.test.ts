@@ -36,9 +36,10 @@ describe('playground', () => {
       executablePath: CHROMIUM,
       // --no-sandbox: Chromium refuses to sandbox as root (CI runs as root). The autoplay flag
       // lets the AudioContext start without a real user's gesture.
-      args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required', '--use-fake-ui-for-media-stream'],
+      // The fake media flags give getUserMedia a generated tone instead of a microphone.
+      args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
     });
-    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
     page.on('console', (msg) => {
       if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
     });
@@ -115,6 +116,21 @@ describe('playground', () => {
     assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
     assert.match((await page.locator('#analysis').textContent()) ?? '', /english/);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    assert.deepEqual(problems, []);
+  });
+
+  it('records from the (fake) microphone and sends the recording to be transcribed', async () => {
+    // Same browser context: the key entered earlier is in its storage.
+    const mic = await page.context().newPage();
+    await mic.goto(s.url + '/');
+    await mic.getByRole('button', { name: 'Record from microphone' }).click();
+    await mic.waitForFunction(() => document.getElementById('stt-status')!.textContent === 'Recording…');
+    await mic.waitForTimeout(1500);
+    await mic.getByRole('button', { name: 'Stop recording and transcribe' }).click();
+    // Chromium's fake device plays a beep: the recording (webm/opus) decodes, and has no words.
+    await mic.waitForFunction(() => !/^(Recording|Transcribing)/.test(document.getElementById('stt-status')!.textContent ?? ''), undefined, { timeout: 60_000 });
+    assert.match((await mic.locator('#stt-status').textContent()) ?? '', /Transcribed [1-2]\.\d s of audio/);
+    await mic.close();
     assert.deepEqual(problems, []);
   });
 });

@@ -180,3 +180,21 @@ describe('the synthesis rate limit applies to /v1/audio/speech', () => {
     }
   });
 });
+
+describe('aac needs ffmpeg', () => {
+  it('with ffmpeg disabled, aac is a BadRequestError naming the formats that work; the others still do', async () => {
+    const noFfmpeg = await startTestServer({ capabilities, config: { logLevel: 'warn', ffmpeg: { enabled: false } } });
+    try {
+      const c = new OpenAI({ apiKey: noFfmpeg.key, baseURL: `${noFfmpeg.url}/v1`, maxRetries: 0 });
+      await assert.rejects(c.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'One.', response_format: 'aac' }), (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.match((err.error as { message: string }).message, /aac needs ffmpeg.*use mp3, opus, flac, wav or pcm/);
+        return true;
+      });
+      const flac = await c.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'One.', response_format: 'flac' });
+      assert.equal((await probeAudio(new Uint8Array(await flac.arrayBuffer()))).codec, 'flac');
+    } finally {
+      await noFfmpeg.close();
+    }
+  });
+});
