@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { streamFormats, type StreamFormat } from '../../audio/stream-encode.js';
 import { MAX_VOICE_ID_CHARS } from './common.js';
 
-/** OpenAI's own bounds on speed; Parley's voices speak 0.5-2 themselves, the rest is time-stretched. */
+/** OpenAI's bounds on speed; Parley's voices speak 0.5-2 themselves, and the rest is time-stretched. */
 export const OPENAI_MIN_SPEED = 0.25;
 export const OPENAI_MAX_SPEED = 4;
 const MAX_MODEL_ID_CHARS = 256;

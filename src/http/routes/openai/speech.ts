@@ -7,18 +7,27 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FfmpegEncoder } from '../../../audio/ffmpeg-encode.js';
 import { encodeStream, streamContentTypes } from '../../../audio/stream-encode.js';
+import { timeStretch } from '../../../audio/time-stretch.js';
 import { AbortedError } from '../../../errors.js';
-import type { SynthesisService, SynthesisStats } from '../../../synthesis/synthesize.js';
+import type { SynthesisService } from '../../../synthesis/synthesize.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
 import { SseStream } from '../../plugins/sse.js';
 import { openAiSpeechSchema, type OpenAiSpeechBody } from '../../schemas/openai-speech.js';
 import type { SpeechModels } from './aliases.js';
-import { openAiErrorBody, ParamError } from './errors.js';
+import { openAiErrorBody } from './errors.js';
 
 export const OPENAI_SAMPLE_RATE = 24000;
-/** The speeds Parley's engines take (SynthesisOptions.speed). */
+/** The speeds Parley's engines take (SynthesisOptions.speed); OpenAI's 0.25-4 beyond these is time-stretched. */
 const ENGINE_MIN_SPEED = 0.5;
 const ENGINE_MAX_SPEED = 2;
+
+/** Samples passed through, counted (for the SSE completion event). */
+async function* counted(pcm: AsyncIterable<Float32Array>, stats: { samples: number }): AsyncGenerator<Float32Array> {
+  for await (const samples of pcm) {
+    stats.samples += samples.length;
+    yield samples;
+  }
+}
 
 export interface SpeechRouteOptions {
   synthesis: SynthesisService;
@@ -33,9 +42,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
 
   async function speech(request: FastifyRequest, reply: FastifyReply) {
     const body = request.body as OpenAiSpeechBody;
-    if (body.speed < ENGINE_MIN_SPEED || body.speed > ENGINE_MAX_SPEED) {
-      throw new ParamError(`speed ${body.speed} is beyond what Parley's voices can do: use a speed between ${ENGINE_MIN_SPEED} and ${ENGINE_MAX_SPEED}`, 'speed');
-    }
+    const engineSpeed = Math.min(ENGINE_MAX_SPEED, Math.max(ENGINE_MIN_SPEED, body.speed));
     const voiceName = typeof body.voice === 'string' ? body.voice : body.voice.id;
     const target = options.models.resolve(body.model, voiceName);
     // `instructions` is accepted and ignored: no Parley voice takes a style prompt.
@@ -45,7 +52,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
       text: body.input,
       voiceId: target.voice.id,
       sampleRate: OPENAI_SAMPLE_RATE,
-      speed: body.speed,
+      speed: engineSpeed,
       language: 'auto',
       outputFormat: 'pcm',
       pronunciationDicts: [],
@@ -54,8 +61,11 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    const stats: SynthesisStats = { samples: 0 };
-    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, synthesis.pcm(prepared, abort.signal, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
+    let pcm = synthesis.pcm(prepared, abort.signal);
+    // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
+    if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
+    const stats = { samples: 0 };
+    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
     reply.header('X-Voice-Id', target.voice.id);
     if (body.stream_format === 'sse') return sse(request, reply, bytes, stats);
 
@@ -72,7 +82,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     return reply.type(streamContentTypes[body.response_format]).send(stream);
   }
 
-  async function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: SynthesisStats) {
+  async function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
     const events = new SseStream(reply, options.writeStallTimeoutMs);
     events.abort.signal.addEventListener('abort', () => void bytes.return(undefined));
     const first = await bytes.next();
