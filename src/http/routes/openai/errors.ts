@@ -46,8 +46,16 @@ export function openAiErrorBody(err: ParleyError | null, param: string | null = 
   return { status, body: { error: { message, type: kind.type, param: err instanceof ParamError ? err.param : param, code } } };
 }
 
+/** The body each /v1 POST route takes, for the 400 of a Content-Type it does not. */
+function expectedBody(url: string): string {
+  return url.startsWith('/v1/audio/transcriptions') || url.startsWith('/v1/audio/translations') ? 'multipart/form-data' : 'application/json';
+}
+
 export function sendOpenAiError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   let domain = toDomainError(err, 'speech');
+  if ((err as FastifyError)?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    domain = new InvalidRequestError(`Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here: send ${expectedBody(request.url)}`);
+  }
   if (domain instanceof PayloadTooLargeError && domain.limitBytes === 0 && request.routeOptions?.bodyLimit) {
     domain = new PayloadTooLargeError(request.routeOptions.bodyLimit, `Request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`);
   }

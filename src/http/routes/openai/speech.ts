@@ -84,7 +84,6 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
 
   async function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
     const events = new SseStream(reply, options.writeStallTimeoutMs);
-    events.abort.signal.addEventListener('abort', () => void bytes.return(undefined));
     const first = await bytes.next();
     events.open();
     const send = (data: object) => events.send([['event', (data as { type: string }).type], ['data', JSON.stringify(data)]]);

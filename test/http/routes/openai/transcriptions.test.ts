@@ -201,6 +201,9 @@ describe('POST /v1/audio/transcriptions', () => {
     });
 
     it('a body that is not a form, and bytes that are not audio', async () => {
+      const raw = await s.api('/v1/audio/transcriptions', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: audio });
+      assert.equal(raw.status, 400);
+      assert.equal(((await raw.json()) as { error: { message: string } }).error.message, 'Content-Type audio/wav is not accepted here: send multipart/form-data');
       const json = await s.api('/v1/audio/transcriptions', { method: 'POST', json: { model: 'whisper-1' } });
       assert.equal(json.status, 400);
       assert.match(((await json.json()) as { error: { message: string } }).error.message, /multipart\/form-data/);
