@@ -46,7 +46,11 @@ export async function* encodeStream(
     yield* options.ffmpeg.aac(pcm, sampleRate, options.signal);
     return;
   }
-  const encoder = await syncEncoder(format, sampleRate);
+  yield* encodeWith(await syncEncoder(format, sampleRate), pcm);
+}
+
+/** Runs `pcm` through `encoder`: its bytes as they come (empty pieces skipped), then the end; abandoned if left early. */
+export async function* encodeWith(encoder: AudioEncoder, pcm: AsyncIterable<Float32Array>): AsyncGenerator<Uint8Array> {
   let ended = false;
   try {
     for await (const samples of pcm) {

@@ -6,6 +6,8 @@
  * Used for the speeds OpenAI's API allows beyond what the engines do themselves (0.25-0.5, 2-4).
  */
 
+import { concatFloat32 } from './channel-mix.js';
+
 const FRAME_SECONDS = 0.03;
 const TOLERANCE_SECONDS = 0.01;
 
@@ -87,14 +89,8 @@ export class TimeStretcher {
       this.input = this.input.slice(keepFrom - this.start);
       this.start = keepFrom;
     }
-    const length = pieces.reduce((n, p) => n + p.length, 0);
-    const result = new Float32Array(length);
-    let offset = 0;
-    for (const p of pieces) {
-      result.set(p, offset);
-      offset += p.length;
-    }
-    this.produced += length;
+    const result = concatFloat32(pieces);
+    this.produced += result.length;
     return result;
   }
 

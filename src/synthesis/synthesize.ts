@@ -7,6 +7,7 @@ import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
 import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
+import { encodeWith } from '../audio/stream-encode.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
@@ -176,18 +177,7 @@ export class SynthesisService {
   /** The requested output format as a byte stream (decisions.md point 10): header first for wav. */
   async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
-    let ended = false;
-    try {
-      for await (const samples of this.pcm(prepared, signal, stats)) {
-        const bytes = encoder.push(samples);
-        if (bytes.length) yield bytes;
-      }
-      const last = encoder.end();
-      ended = true;
-      if (last.length) yield last;
-    } finally {
-      if (!ended) encoder.abandon();
-    }
+    yield* encodeWith(encoder, this.pcm(prepared, signal, stats));
   }
 
   /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */

@@ -1,6 +1,7 @@
 /** WSOLA time stretching: length scales by 1/tempo, pitch and loudness stay, chunking does not matter. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { concatFloat32 } from '../../src/audio/channel-mix.js';
 import { TimeStretcher, timeStretch } from '../../src/audio/time-stretch.js';
 
 const RATE = 24000;
@@ -30,13 +31,7 @@ function stretchAll(input: Float32Array, tempo: number, chunk: number): Float32A
   const parts: Float32Array[] = [];
   for (let at = 0; at < input.length; at += chunk) parts.push(s.push(input.subarray(at, at + chunk)));
   parts.push(s.flush());
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
+  return concatFloat32(parts);
 }
 
 describe('TimeStretcher', () => {
