@@ -84,8 +84,13 @@ async function* pipeThrough(
       if (failure !== undefined) return;
       if (!child.stdin.write(encodeInt16(samples))) {
         await new Promise<void>((resolve) => {
-          child.stdin.once('drain', resolve);
-          child.stdin.once('close', resolve);
+          const done = () => {
+            child.stdin.off('drain', done);
+            child.stdin.off('close', done);
+            resolve();
+          };
+          child.stdin.on('drain', done);
+          child.stdin.on('close', done);
         });
       }
     }

@@ -20,6 +20,13 @@ const GRANULE_RATE = 48000;
 /** libopus's look-ahead at 48 kHz with the default settings: the decoder drops this many samples. */
 const PRE_SKIP = 312;
 const BITRATE = 32_000;
+/** OPUS_SET_COMPLEXITY_REQUEST. */
+const SET_COMPLEXITY = 4010;
+/**
+ * libopus's default is 10. At 5 it encodes 60 s of 24 kHz speech-like audio in ~0.9 s instead of
+ * ~2.3 s on this WebAssembly build, which runs on the event loop; at 32 kb/s speech sounds the same.
+ */
+const COMPLEXITY = 5;
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);
@@ -119,6 +126,7 @@ export class OggOpusEncoder implements AudioEncoder {
     const Opus = require('opusscript') as typeof OpusScript;
     this.opus = new Opus(sampleRate as 24000, 1, Opus.Application.AUDIO);
     this.opus.setBitrate(BITRATE);
+    this.opus.encoderCTL(SET_COMPLEXITY, COMPLEXITY);
     this.frameSize = (sampleRate * FRAME_MS) / 1000;
     this.frame = new Float32Array(this.frameSize);
   }
