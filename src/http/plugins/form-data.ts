@@ -52,6 +52,8 @@ export function readFormData(headers: Record<string, string | string[] | undefin
     parser.on('file', (field, stream, filename, _encoding, mimeType) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // A form cut short errors on the file's own stream as well as on the parser.
+      stream.on('error', () => fail(new InvalidRequestError('The multipart body is malformed')));
       stream.on('limit', () => fail(new PayloadTooLargeError(limits.maxFileBytes, `The file is larger than the limit of ${limits.maxFileBytes} bytes`)));
       reading = new Promise((done) => stream.on('end', done)).then(() => {
         const bytes = Buffer.concat(chunks);

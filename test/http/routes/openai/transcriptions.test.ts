@@ -215,6 +215,25 @@ describe('POST /v1/audio/transcriptions', () => {
       assert.match(body.error.message, /Invalid file format/);
     });
 
+    it('malformed forms: no boundary, cut short, a field too long, two files: 400s, and the server goes on', async () => {
+      const raw = async (contentType: string, body: string | Uint8Array) => {
+        const res = await s.api('/v1/audio/transcriptions', { method: 'POST', headers: { 'content-type': contentType }, body: body as BodyInit });
+        return { status: res.status, message: ((await res.json()) as { error: { message: string } }).error.message };
+      };
+      assert.deepEqual(await raw('multipart/form-data', 'x'), { status: 400, message: 'The multipart body has no boundary in its Content-Type' });
+      const cut = '--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF';
+      assert.deepEqual(await raw('multipart/form-data; boundary=b', cut), { status: 400, message: 'The multipart body is malformed' });
+      const longPrompt = form({ model: 'whisper-1', prompt: 'p'.repeat(17 * 1024) });
+      const { status, body } = await post(longPrompt);
+      assert.equal(status, 400);
+      assert.match(body.error.message, /The field prompt is longer than 16384 bytes/);
+      const twoFiles = form({ model: 'whisper-1' });
+      twoFiles.append('file', new Blob([audio], { type: 'audio/wav' }), 'again.wav');
+      assert.match((await post(twoFiles)).body.error.message, /one file only/);
+      const json = await client.audio.transcriptions.create({ model: 'whisper-1', file: await file() });
+      assert.equal(json.text, verbose.text);
+    });
+
     it('a file over the upload cap is 413, and the next request on the server is served', async () => {
       const big = new FormData();
       big.append('model', 'whisper-1');
