@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { capabilities } from '../../../../src/capabilities.js';
+import { countSentences } from '../../../helpers/counting-engines.js';
 import { probeAudio } from '../../../helpers/ffprobe.js';
 import { modelsDirWith } from '../../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../../helpers/server.js';
@@ -14,7 +15,7 @@ import { allSseEvents } from '../../../helpers/sse.js';
 
 const TEXT = 'Hello there. This is Parley, speaking through the OpenAI compatible API.';
 const TONES = 'fake-piper-tones-en_US-16k';
-const MAX_TEXT = 300;
+const MAX_TEXT = 600;
 const codecs = { mp3: 'mp3', opus: 'opus', aac: 'aac', flac: 'flac', wav: 'pcm_s16le', pcm: 'pcm_s16le' } as const;
 const contentTypes = { mp3: 'audio/mpeg', opus: 'audio/ogg', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const;
 
@@ -103,6 +104,31 @@ describe('POST /v1/audio/speech', () => {
     // Resampling may round the length by a sample or two between runs.
     assert.ok(Math.abs(bytes.length / 2 / 24000 - referenceSeconds) < 0.001);
   });
+
+  for (const format of ['mp3', 'aac'] as const) {
+    it(`${format}: the first bytes arrive before the last sentence is made, and a client that hangs up stops the synthesis`, async () => {
+      const probe = countSentences(s.server.services.voices);
+      const sentences = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
+      try {
+        const abort = new AbortController();
+        const response = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: sentences, response_format: format }, { signal: abort.signal });
+        const reader = response.body!.getReader();
+        const first = await reader.read();
+        assert.ok(first.value && first.value.length > 0);
+        assert.ok(probe.finished() < 12, `sentences finished when the first bytes arrived: ${probe.finished()}`);
+        abort.abort();
+        await reader.cancel().catch(() => undefined);
+        const seen = probe.started();
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        assert.ok(probe.started() <= seen + 2, `sentences started after the hang-up: ${probe.started() - seen}`);
+        assert.ok(probe.started() < 12);
+        const again = await speak({ response_format: format, input: 'Still here.' });
+        assert.ok(again.bytes.length > 0);
+      } finally {
+        probe.restore();
+      }
+    });
+  }
 
   describe('models and voices', () => {
     for (const [voice, id] of [['onyx', 'espeak-en-us-male'], ['fable', 'espeak-en-gb-male'], ['shimmer', 'espeak-en-gb-female'], ['espeak-fr-male', 'espeak-fr-male']] as const) {
