@@ -55,6 +55,8 @@ describe('playground', () => {
     const response = await page.goto(s.url + '/');
     assert.equal(response?.status(), 200);
     assert.match(response?.headers()['content-type'] ?? '', /^text\/html/);
+    // The page holds a key: only its own files and API may run or be reached (a violation would be a console error below).
+    assert.match(response?.headers()['content-security-policy'] ?? '', /default-src 'self'.*script-src 'self'.*frame-ancestors 'none'/);
     await page.waitForLoadState('networkidle');
     assert.deepEqual(problems, []);
     assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Parley playground');

@@ -116,6 +116,13 @@ describe('the /v1 family', () => {
     assert.deepEqual(await anonymous.json(), { error: { message: 'Bearer token is missing', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
   });
 
+  it('the OpenAPI document lists the /v1 routes', async () => {
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    for (const p of ['/v1/audio/speech', '/v1/audio/transcriptions', '/v1/audio/translations', '/v1/models', '/v1/models/{id}', '/v1/audio/voices', '/v1/packs']) {
+      assert.ok(doc.paths[p], p);
+    }
+  });
+
   it('a body that is not JSON is 400 in OpenAI shape', async () => {
     const res = await s.api('/v1/audio/speech', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' });
     assert.equal(res.status, 400);
