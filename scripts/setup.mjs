@@ -6,8 +6,8 @@
 //       espeak-ng-data  phoneme data for Piper voices that do not ship their own (and the test fixtures)
 //       ffmpeg          decodes uploads in formats the built-in decoders do not read (m4a/AAC, AIFF, ...)
 //       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
-//     `--test` also installs what only the tests use: espeak-ng (voices of known pitch) and chromium
-//     (the playground's browser tests, driven by playwright-core).
+//     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
+//     fonts-dejavu-core (the playground's browser tests, driven by playwright-core).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -42,6 +42,8 @@ const wanted = [
     ? [
         { pkg: 'espeak-ng', present: () => onPath('espeak-ng') },
         { pkg: 'chromium', present: () => onPath('chromium') },
+        // A font for the playground's screenshot (chromium itself depends on none).
+        { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
       ]
     : []),
 ];
