@@ -185,6 +185,8 @@ describe('POST /v1/audio/speech', () => {
         [{ response_format: 'ogg' as 'mp3' }, 'response_format', /mp3, opus, aac, flac, wav, pcm/],
         [{ speed: 4.5 }, 'speed', /between 0.25 and 4/],
         [{ speed: 0.2 }, 'speed', /between 0.25 and 4/],
+        [{ voice: 5 as unknown as string }, 'voice', /^voice must be a string$/],
+        [{ input: ['a'] as unknown as string }, 'input', /^input must be a string$/],
       ];
       for (const [params, param, message] of cases) {
         const err = await refused(params);
