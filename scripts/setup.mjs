@@ -6,7 +6,8 @@
 //       espeak-ng-data  phoneme data for Piper voices that do not ship their own (and the test fixtures)
 //       ffmpeg          decodes uploads in formats the built-in decoders do not read (m4a/AAC, AIFF, ...)
 //       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
-//     `--test` also installs what only the tests use: espeak-ng (voices of known pitch).
+//     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
+//     fonts-dejavu-core (the playground's browser tests, driven by playwright-core).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -37,7 +38,14 @@ const wanted = [
   { pkg: 'espeak-ng-data', present: () => existsSync('/usr/lib/x86_64-linux-gnu/espeak-ng-data') || existsSync('/usr/share/espeak-ng-data') },
   { pkg: 'ffmpeg', present: () => onPath('ffmpeg') },
   { pkg: 'bzip2', present: () => onPath('bzip2') },
-  ...(forTests ? [{ pkg: 'espeak-ng', present: () => onPath('espeak-ng') }] : []),
+  ...(forTests
+    ? [
+        { pkg: 'espeak-ng', present: () => onPath('espeak-ng') },
+        { pkg: 'chromium', present: () => onPath('chromium') },
+        // A font for the playground's screenshot (chromium itself depends on none).
+        { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
+      ]
+    : []),
 ];
 
 function onPath(bin) {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { ConcurrencyLimit } from './audio/concurrency-limit.js';
 import { createFfmpegRunner } from './audio/ffmpeg.js';
+import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
@@ -15,6 +16,8 @@ import { realtimeSynthesisRoutes } from './http/routes/realtime-synthesis.js';
 import { realtimeTranscriptionRoutes } from './http/routes/realtime-transcription.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
 import { modelRoutes } from './http/routes/models.js';
+import { openAiRoutes } from './http/routes/openai/index.js';
+import { listCatalogue } from './models/catalogue.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
 import { installJobs } from './jobs/install-jobs.js';
 import { parseWebhookExtra } from './jobs/webhook-extra.js';
@@ -140,6 +143,17 @@ async function installSpeech(services: Services): Promise<void> {
       async submitJob(job) {
         await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
       },
+    }),
+  );
+  services.openaiRoutes.push(
+    ...openAiRoutes({
+      config,
+      synthesis,
+      voices: services.voices,
+      transcribe,
+      ffmpeg: createFfmpegEncoder({ enabled: config.ffmpeg.enabled, path: config.ffmpeg.path || null, limits: config.ffmpeg }),
+      report: () => models.report(),
+      catalogue: listCatalogue,
     }),
   );
   log.debug({ dataDir: path.resolve(config.dataDir) }, 'speech capabilities installed');

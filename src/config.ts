@@ -36,6 +36,9 @@ export interface DecodingSettings {
   segmentMaxSeconds: number;
 }
 
+/** The voice names of OpenAI's speech API, mapped to Parley voices by config.openai.voices. */
+export const openAiVoiceNames = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse', 'marin', 'cedar'] as const;
+
 export interface Config {
   port: number;
   host: string;
@@ -228,6 +231,23 @@ export interface Config {
     /** A job locked longer than this by a process that died is taken up again. */
     staleLockMs: number;
   };
+  /** The OpenAI-compatible API under /v1 (src/http/routes/openai/). */
+  openai: {
+    /** The generation (tts-v2, tts-v3.1, tts-large) or pack id that tts-1, tts-1-hd and gpt-4o-mini-tts stand for. */
+    speechModel: string;
+    /**
+     * OpenAI's voice names → Parley voice ids. A name whose voice the chosen model lacks speaks
+     * with that model's first voice of the same gender.
+     */
+    voices: Record<(typeof openAiVoiceNames)[number], string>;
+  };
+  /** CORS for browser clients on other origins (the playground at / needs none). */
+  cors: {
+    /** Origins allowed to call the API, e.g. https://chat.example.com; "*" allows any; empty sends no CORS headers. */
+    allowedOrigins: string[];
+    /** How long a browser may cache a preflight answer. */
+    maxAgeSeconds: number;
+  };
   retention: {
     /** Finished jobs (succeeded or failed), their results and delivery attempts are deleted this many days after they finished; 0 keeps them. */
     days: number;
@@ -347,6 +367,25 @@ export const defaultConfig: Config = {
     pollMs: 1_000,
     staleLockMs: 120_000,
   },
+  openai: {
+    speechModel: 'tts-v2',
+    voices: {
+      alloy: 'espeak-en-us-female',
+      ash: 'espeak-en-us-male',
+      ballad: 'espeak-en-gb-male',
+      coral: 'espeak-en-us-female',
+      echo: 'espeak-en-us-male',
+      fable: 'espeak-en-gb-male',
+      nova: 'espeak-en-us-female',
+      onyx: 'espeak-en-us-male',
+      sage: 'espeak-en-gb-female',
+      shimmer: 'espeak-en-gb-female',
+      verse: 'espeak-en-us-male',
+      marin: 'espeak-en-us-female',
+      cedar: 'espeak-en-gb-male',
+    },
+  },
+  cors: { allowedOrigins: [], maxAgeSeconds: 600 },
   retention: { days: 7, batchSize: 500, intervalMs: 60_000 },
 };
 
@@ -454,6 +493,9 @@ function validate(config: Config, problems: string[]): void {
     if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
   if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
   if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
+  if (!config.openai.speechModel) problems.push('openai.speechModel must name a generation or pack');
+  for (const origin of config.cors.allowedOrigins)
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) problems.push(`cors.allowedOrigins: "${origin}" must be "*" or scheme://host[:port] with no path`);
   if (config.limits.maxConcurrentDecodes < 1) problems.push('limits.maxConcurrentDecodes must be at least 1');
   const decoding = config.transcription.decoding;
   for (const name of ['streamWindowSeconds', 'segmentMaxSeconds'] as const)

@@ -47,6 +47,8 @@ export interface Services {
   readinessChecks: Map<string, () => Promise<{ ok: boolean; detail?: unknown }>>;
   speechRoutes: RouteRegistrar[];
   sttRoutes: RouteRegistrar[];
+  /** OpenAI's API under /v1. */
+  openaiRoutes: RouteRegistrar[];
   /** Started by startServer only; a CLI command builds what it needs and never starts these. */
   background: BackgroundTask[];
 }
@@ -75,6 +77,7 @@ export async function openServices(config: Config): Promise<Services> {
     readinessChecks: new Map(),
     speechRoutes: [],
     sttRoutes: [],
+    openaiRoutes: [],
     background: [],
   };
 }
@@ -131,6 +134,7 @@ export async function startServer(
         readiness: () => readiness(services),
         speechRoutes: services.speechRoutes,
         sttRoutes: services.sttRoutes,
+        openaiRoutes: services.openaiRoutes,
         version,
       },
       options.logger ?? true,

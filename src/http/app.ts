@@ -21,6 +21,9 @@ import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugi
 import { realtimeSocketOptions } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { ajvOptions } from './plugins/validation-messages.js';
+import { useCors } from './plugins/cors.js';
+import { useOpenAiErrors } from './routes/openai/errors.js';
+import { playgroundRoutes } from './routes/playground.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { voiceRoutes } from './routes/voices.js';
@@ -46,6 +49,8 @@ export interface AppDeps {
   speechRoutes?: RouteRegistrar[];
   /** Routes of the stt family, mounted under /api/v1/stt. */
   sttRoutes?: RouteRegistrar[];
+  /** Routes of OpenAI's API, mounted under /v1 (OpenAI's error shape). */
+  openaiRoutes?: RouteRegistrar[];
   version: string;
 }
 
@@ -98,6 +103,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApiDocument(deps.version, config.limits.maxTextChars));
+  await useCors(app, config.cors);
+  await app.register(playgroundRoutes());
 
   useErrorMapping(app, 'speech', knownRoutes);
   await app.register(websocket, realtimeSocketOptions(config.realtime));
@@ -135,6 +142,16 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       for (const routes of deps.sttRoutes ?? []) await stt.register(routes);
     },
     { prefix: '/api/v1/stt' },
+  );
+
+  await app.register(
+    async (openai) => {
+      useOpenAiErrors(openai, knownRoutes);
+      openai.addHook('onRequest', authenticate);
+      openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+      for (const routes of deps.openaiRoutes ?? []) await openai.register(routes);
+    },
+    { prefix: '/v1' },
   );
 
   return app;

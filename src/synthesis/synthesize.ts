@@ -7,6 +7,7 @@ import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
 import { yieldToEventLoop } from '../audio/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
+import { encodeWith } from '../audio/stream-encode.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
@@ -232,20 +233,10 @@ export class SynthesisService {
     stats?: SynthesisStats,
   ): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(request.outputFormat, request.sampleRate, 'stream');
-    let ended = false;
-    try {
-      for await (const prepared of pieces) {
-        for await (const samples of this.pcm(prepared, signal, stats)) {
-          const bytes = encoder.push(samples);
-          if (bytes.length) yield bytes;
-        }
-      }
-      const last = encoder.end();
-      ended = true;
-      if (last.length) yield last;
-    } finally {
-      if (!ended) encoder.abandon();
-    }
+    const pcm = async function* (this: SynthesisService) {
+      for await (const prepared of pieces) yield* this.pcm(prepared, signal, stats);
+    };
+    yield* encodeWith(encoder, pcm.call(this));
   }
 
   /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */

@@ -35,6 +35,11 @@ function range(s: Record<string, any> | undefined): string | null {
   return null;
 }
 
+/** The field the first validation error is about (`speed`, `voice`...), as validationMessage names it. */
+export function validationField(err: { validation?: unknown[]; validationContext?: string }): string {
+  return fieldName((err.validation?.[0] ?? {}) as AjvError, err.validationContext);
+}
+
 export function validationMessage(err: { validation?: unknown[]; validationContext?: string }): string {
   const e = (err.validation?.[0] ?? {}) as AjvError;
   const field = fieldName(e, err.validationContext);

@@ -1,0 +1,40 @@
+/** The routes of OpenAI's API (/v1), built from the same use cases as Parley's own routes. */
+import type { FfmpegEncoder } from '../../../audio/ffmpeg-encode.js';
+import type { Config } from '../../../config.js';
+import type { CatalogueEntry } from '../../../models/catalogue.js';
+import type { ModelsReport } from '../../../models/installed-models.js';
+import type { SynthesisService } from '../../../synthesis/synthesize.js';
+import type { VoiceRegistry } from '../../../synthesis/voice-registry.js';
+import type { Transcribe } from '../../../transcription/types.js';
+import type { RouteRegistrar } from '../../app.js';
+import { SpeechModels } from './aliases.js';
+import { openAiModelRoutes } from './models.js';
+import { openAiSpeechRoutes } from './speech.js';
+import { openAiTranscriptionRoutes } from './transcriptions.js';
+
+export interface OpenAiDeps {
+  config: Config;
+  synthesis: SynthesisService;
+  voices: VoiceRegistry;
+  transcribe: Transcribe;
+  ffmpeg: FfmpegEncoder;
+  report(): ModelsReport;
+  catalogue(): CatalogueEntry[];
+}
+
+export function openAiRoutes(deps: OpenAiDeps): RouteRegistrar[] {
+  const { config } = deps;
+  const loaded = (task: 'tts-' | 'asr-') => deps.report().loaded.filter((p) => p.kind.startsWith(task));
+  const models = new SpeechModels({ voices: deps.voices, settings: config.openai, ttsPacks: () => loaded('tts-').map((p) => p.id) });
+  return [
+    openAiSpeechRoutes({ synthesis: deps.synthesis, models, ffmpeg: deps.ffmpeg, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
+    openAiTranscriptionRoutes({
+      transcribe: deps.transcribe,
+      maxUploadBytes: config.limits.maxUploadBytes,
+      recognizerPacks: () => loaded('asr-').map((p) => p.id),
+      recognizerLanguages: () => [...new Set(loaded('asr-').flatMap((p) => p.languages))],
+      writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+    }),
+    openAiModelRoutes({ models, speechModel: config.openai.speechModel, report: deps.report, catalogue: deps.catalogue }),
+  ];
+}

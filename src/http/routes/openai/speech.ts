@@ -1,0 +1,124 @@
+/**
+ * POST /v1/audio/speech: OpenAI's speech API on Parley's synthesis use case. The audio is made
+ * at 24 kHz (OpenAI's rate, and what `pcm` is documented as) and streamed as it is encoded:
+ * chunked bytes (`stream_format: audio`) or `speech.audio.delta`/`speech.audio.done` events (`sse`).
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FfmpegEncoder } from '../../../audio/ffmpeg-encode.js';
+import { encodeStream, streamContentTypes } from '../../../audio/stream-encode.js';
+import { timeStretch } from '../../../audio/time-stretch.js';
+import { AbortedError } from '../../../errors.js';
+import type { SynthesisService } from '../../../synthesis/synthesize.js';
+import { toDomainError } from '../../plugins/error-mapping.js';
+import { SseStream } from '../../plugins/sse.js';
+import { openAiSpeechSchema, type OpenAiSpeechBody } from '../../schemas/openai-speech.js';
+import type { SpeechModels } from './aliases.js';
+import { openAiErrorBody } from './errors.js';
+
+export const OPENAI_SAMPLE_RATE = 24000;
+/** The speeds Parley's engines take (SynthesisOptions.speed); OpenAI's 0.25-4 beyond these is time-stretched. */
+const ENGINE_MIN_SPEED = 0.5;
+const ENGINE_MAX_SPEED = 2;
+
+/** Samples passed through, counted (for the SSE completion event). */
+async function* counted(pcm: AsyncIterable<Float32Array>, stats: { samples: number }): AsyncGenerator<Float32Array> {
+  for await (const samples of pcm) {
+    stats.samples += samples.length;
+    yield samples;
+  }
+}
+
+export interface SpeechRouteOptions {
+  synthesis: SynthesisService;
+  models: SpeechModels;
+  ffmpeg: FfmpegEncoder;
+  maxTextChars: number;
+  writeStallTimeoutMs?: number;
+}
+
+export function openAiSpeechRoutes(options: SpeechRouteOptions) {
+  const { synthesis } = options;
+
+  async function speech(request: FastifyRequest, reply: FastifyReply) {
+    const body = request.body as OpenAiSpeechBody;
+    const engineSpeed = Math.min(ENGINE_MAX_SPEED, Math.max(ENGINE_MIN_SPEED, body.speed));
+    const voiceName = typeof body.voice === 'string' ? body.voice : body.voice.id;
+    const target = options.models.resolve(body.model, voiceName);
+    // `instructions` is accepted and ignored: no Parley voice takes a style prompt.
+    const prepared = await synthesis.prepare({
+      accountId: request.accountId,
+      model: target.generation,
+      text: body.input,
+      voiceId: target.voice.id,
+      sampleRate: OPENAI_SAMPLE_RATE,
+      speed: engineSpeed,
+      language: 'auto',
+      outputFormat: 'pcm',
+      pronunciationDicts: [],
+    });
+    const abort = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    let pcm = synthesis.pcm(prepared, abort.signal);
+    // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
+    if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
+    const stats = { samples: 0 };
+    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
+    reply.header('X-Voice-Id', target.voice.id);
+    if (body.stream_format === 'sse') return sse(request, reply, bytes, stats);
+
+    // The first bytes are made before the status line goes out, so an early failure is still a clean 4xx/5xx.
+    const first = await bytes.next();
+    async function* all() {
+      if (!first.done) yield first.value;
+      yield* bytes;
+    }
+    const stream = Readable.from(all(), { objectMode: false });
+    stream.on('error', (err) => {
+      if (!(err instanceof AbortedError)) request.log.error({ err }, 'speech failed after the stream began');
+    });
+    return reply.type(streamContentTypes[body.response_format]).send(stream);
+  }
+
+  async function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
+    const events = new SseStream(reply, options.writeStallTimeoutMs);
+    const first = await bytes.next();
+    events.open();
+    const send = (data: object) => events.send([['event', (data as { type: string }).type], ['data', JSON.stringify(data)]]);
+    try {
+      if (!first.done) await send({ type: 'speech.audio.delta', audio: Buffer.from(first.value).toString('base64') });
+      for await (const piece of bytes) {
+        await send({ type: 'speech.audio.delta', audio: Buffer.from(piece).toString('base64') });
+        if (events.isClosed) break;
+      }
+      // No `usage`: Parley counts no tokens, and made-up numbers would mislead a client that bills by them.
+      await send({ type: 'speech.audio.done', audio_seconds: Math.round((stats.samples / OPENAI_SAMPLE_RATE) * 1000) / 1000 });
+    } catch (err) {
+      if (err instanceof AbortedError || events.isClosed) {
+        request.log.info('client went away: speech stopped');
+      } else {
+        const domain = toDomainError(err, 'speech');
+        if (!domain || domain.status >= 500) request.log.error({ err }, 'speech failed after the stream began');
+        await send({ type: 'error', ...openAiErrorBody(domain).body });
+      }
+    } finally {
+      await bytes.return(undefined);
+      events.end();
+    }
+  }
+
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/audio/speech', {
+      config: { rateFamily: 'synthesis' },
+      schema: {
+        tags: ['openai'],
+        summary: "Speech from text, OpenAI's API: chunked audio bytes, or SSE events with stream_format sse",
+        body: openAiSpeechSchema(options.maxTextChars),
+        produces: Object.values(streamContentTypes),
+      },
+      handler: speech,
+    });
+  };
+}
