@@ -11,6 +11,7 @@ import type { EngineSet } from './engines/engine-set.js';
 import { createEspeakNgEngine } from './engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from './engines/inference.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
+import { voiceCloningRoutes } from './http/routes/voice-cloning.js';
 import { modelRoutes } from './http/routes/models.js';
 import { transcriptionRoutes } from './http/routes/transcription.js';
 import { installJobs } from './jobs/install-jobs.js';
@@ -21,6 +22,7 @@ import { createAddressPolicy } from './net/address-policy.js';
 import { fetchAudio } from './net/fetch-audio.js';
 import type { CapabilityInstaller, Services } from './server.js';
 import { SynthesisService } from './synthesis/synthesize.js';
+import { VoiceCloningService } from './synthesis/voice-cloning.js';
 import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
 import { createTranscriber } from './transcription/transcribe.js';
@@ -73,8 +75,31 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
   services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
+  const ffmpeg = config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg);
+  const { cloning: cloningSettings } = config;
+  const cloning = new VoiceCloningService({
+    repo: services.clonedVoices,
+    espeak,
+    engines: () => {
+      const set = models.acquire();
+      return { vad: set?.vad, release: () => set?.release() };
+    },
+    limits: cloningSettings,
+    concurrency: new ConcurrencyLimit({
+      maxConcurrent: cloningSettings.maxConcurrent,
+      queueSize: cloningSettings.queueSize,
+      queueTimeoutMs: cloningSettings.queueTimeoutMs,
+      busyMessage: 'Server is busy creating other voice clones. Please try again later.',
+    }),
+    ffmpeg,
+  });
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
-  const synthesis = new SynthesisService({ voices: services.voices, dicts: services.dictCache, limits: { maxPreparedTextChars, maxOutputSeconds } });
+  const synthesis = new SynthesisService({
+    voices: services.voices,
+    dicts: services.dictCache,
+    limits: { maxPreparedTextChars, maxOutputSeconds },
+    accountVoices: cloning,
+  });
   services.speechRoutes.push(
     synthesisRoutes({
       synthesis,
@@ -84,6 +109,7 @@ async function installSpeech(services: Services): Promise<void> {
       successorDocsUrl: config.publicDocsUrl,
     }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
+    voiceCloningRoutes({ cloning, maxSampleBytes: cloningSettings.maxSampleBytes }),
   );
 
   const transcribe = createTranscriber({
@@ -94,7 +120,7 @@ async function installSpeech(services: Services): Promise<void> {
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
     decode: {
       maxSeconds: config.limits.maxAudioSeconds,
-      ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
+      ffmpeg,
       concurrency: new ConcurrencyLimit({
         maxConcurrent: config.limits.maxConcurrentDecodes,
         queueSize: config.limits.decodeQueueSize,

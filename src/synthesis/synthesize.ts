@@ -13,7 +13,12 @@ import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
-import type { VoiceRegistry } from './voice-registry.js';
+import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
+
+/** Voices private to an account (cloned voices), looked up when the catalogue has no such id. */
+export interface AccountVoices {
+  resolve(accountId: string, voiceId: string): Promise<ResolvedVoice | undefined>;
+}
 
 /**
  * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
@@ -77,12 +82,15 @@ export class OutputTooLongError extends InvalidRequestError {
 export class SynthesisService {
   private readonly limits: SynthesisLimits;
 
-  constructor(private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictCache; limits?: Partial<SynthesisLimits> }) {
+  constructor(
+    private readonly deps: { voices: VoiceRegistry; dicts: PronunciationDictCache; limits?: Partial<SynthesisLimits>; accountVoices?: AccountVoices },
+  ) {
     this.limits = { ...defaultLimits, ...deps.limits };
   }
 
   async prepare(request: SynthesisRequest): Promise<PreparedSynthesis> {
-    const resolved = this.deps.voices.find(request.model, request.voiceId);
+    const resolved =
+      this.deps.voices.find(request.model, request.voiceId) ?? (await this.deps.accountVoices?.resolve(request.accountId, request.voiceId));
     if (!resolved) throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model} (see GET /api/v1/${request.model === 'tts-large' ? 'tts-v2' : request.model}/get_voices)`);
     const { voice, engine } = resolved;
     const voiceLanguages = [...new Set(voice.languages.map(baseLanguage))];
