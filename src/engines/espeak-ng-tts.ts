@@ -261,10 +261,10 @@ class EspeakNgEngine implements EspeakNgTts {
     return this.voices;
   }
 
-  synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {
+  async *synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {
     const espeakName = this.espeakNames.get(voice.id);
     if (!espeakName) throw new EngineError(`eSpeak NG has no voice ${voice.id}`);
-    return this.speak({ voice: espeakName, wordsPerMinute: speedToWordsPerMinute(options.speed) }, text, options);
+    yield* this.speak({ voice: espeakName, wordsPerMinute: speedToWordsPerMinute(options.speed) }, text, options);
   }
 
   async *speak(settings: EspeakVoiceSettings, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {

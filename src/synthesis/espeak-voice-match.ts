@@ -15,10 +15,7 @@ import { espeakSampleRate, espeakVoiceForLanguage, type EspeakNgTts, type Espeak
 import type { VoiceClass } from '../transcription/analysis/acoustic-baseline.js';
 import { measurePitch, measureVoiceProfile, semitonesBetween, type VoiceProfile } from './voice-profile.js';
 
-export interface MatchedEspeakSettings extends Required<EspeakVoiceSettings> {
-  /** What the fitted voice measured at, for the clone's record and the benchmark. */
-  measured: { medianF0Hz: number; pitchRangeSemitones: number; speakingRate: number };
-}
+export type MatchedEspeakSettings = Required<EspeakVoiceSettings>;
 
 /** eSpeak's default rate; the fitted rate scales it. */
 const BASE_WORDS_PER_MINUTE = 175;
@@ -27,8 +24,8 @@ const VARIANTS: Record<VoiceClass, string> = { male: 'm3', female: 'f3', child: 
 /** Refine the base pitch until the median is this close to the sample's, semitones. */
 const PITCH_TOLERANCE_ST = 0.5;
 const MAX_REFINEMENTS = 3;
-/** What eSpeak says while it is measured: ~3 s of varied, voiced English. */
-const CALIBRATION_TEXT = 'The quick brown fox jumps over the lazy dog, and then it runs back home to sleep for a while.';
+/** What eSpeak says while it is measured: ~3 s of voiced English (longer costs time, not accuracy). */
+const CALIBRATION_TEXT = 'The quick brown fox jumps over the lazy dog, and runs home.';
 
 export async function fitEspeakVoice(espeak: EspeakNgTts, profile: VoiceProfile, language: string): Promise<MatchedEspeakSettings> {
   const voice = `${espeakVoiceForLanguage(language) ?? 'en-us'}+${VARIANTS[profile.genderClass]}`;
@@ -63,17 +60,7 @@ export async function fitEspeakVoice(espeak: EspeakNgTts, profile: VoiceProfile,
     measuredAtBase && measuredAtBase.speakingRate > 0 && profile.speakingRate > 0
       ? Math.round((BASE_WORDS_PER_MINUTE * profile.speakingRate) / measuredAtBase.speakingRate)
       : BASE_WORDS_PER_MINUTE;
-  return {
-    voice,
-    pitch,
-    range,
-    wordsPerMinute: Math.min(450, Math.max(80, wordsPerMinute)),
-    measured: {
-      medianF0Hz: measuredAtBase?.medianF0Hz ?? points.get(pitch)!,
-      pitchRangeSemitones: measuredAtBase?.pitchRangeSemitones ?? NaN,
-      speakingRate: measuredAtBase?.speakingRate ?? NaN,
-    },
-  };
+  return { voice, pitch, range, wordsPerMinute: Math.min(450, Math.max(80, wordsPerMinute)) };
 }
 
 /** The setting whose log F0 interpolates to `targetHz` between the nearest measured settings (clamped to 0..99). */

@@ -3,11 +3,10 @@
  * (and optional description, accent, tags, language, transcript) → a cloned voice. Thin: the
  * multipart parts become a CloneRequest, with every part bounded while it is read.
  */
-import multipart from '@fastify/multipart';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
-import { InvalidRequestError, ParleyError } from '../../errors.js';
+import { InvalidRequestError } from '../../errors.js';
 import type { VoiceCloningService } from '../../synthesis/voice-cloning.js';
 import { AddVoiceFields, AddVoiceResponse, type AddVoiceFieldValues } from '../schemas/add-voice.js';
 import { speechErrors } from '../schemas/common.js';
@@ -18,9 +17,10 @@ export interface VoiceCloningRouteOptions {
   maxSampleBytes: number;
 }
 
-/** Text parts are short; this bounds each one and the count of parts a client can send. */
-const MAX_FIELD_BYTES = 16 * 1024;
-const MAX_PARTS = 16;
+/** Room for the text parts and multipart framing beside the file. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+/** A body this many times the limit is not drained to answer it: the connection is closed instead. */
+const DRAIN_FACTOR = 2;
 
 const describeBytes = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MB` : `${bytes} bytes`);
 
@@ -29,31 +29,28 @@ interface ReceivedForm {
   file?: { bytes: Uint8Array; contentType: string; filename: string };
 }
 
-async function readForm(request: FastifyRequest, maxSampleBytes: number): Promise<ReceivedForm> {
-  const form: ReceivedForm = { fields: {} };
+/**
+ * The form's parts. The body arrived whole through Fastify's parser (so the body deadline and
+ * the size cap applied while it was read); undici's FormData parser splits it.
+ */
+async function readForm(body: Buffer, contentType: string, maxSampleBytes: number): Promise<ReceivedForm> {
+  let parsed: FormData;
   try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw new InvalidRequestError(`Unexpected file part "${part.fieldname}": the sample goes in the part named file`);
-        if (form.file) throw new InvalidRequestError('Send one file');
-        const bytes = await part.toBuffer();
-        form.file = { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: part.mimetype, filename: part.filename };
-      } else {
-        if (Object.hasOwn(form.fields, part.fieldname)) throw new InvalidRequestError(`${part.fieldname} is sent twice`);
-        if (part.valueTruncated) throw new InvalidRequestError(`${part.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`);
-        form.fields[part.fieldname] = String(part.value);
-      }
-    }
+    parsed = await new Response(new Uint8Array(body.buffer, body.byteOffset, body.byteLength) as Uint8Array<ArrayBuffer>, { headers: { 'content-type': contentType } }).formData();
   } catch (err) {
-    if (err instanceof ParleyError) throw err;
-    const code = (err as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(maxSampleBytes)}`);
-    if (code === 'FST_FILES_LIMIT') throw new InvalidRequestError('Send one file');
-    if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') throw new InvalidRequestError(`The form has more than ${MAX_PARTS} parts`);
-    if (code === 'FST_PROTO_VIOLATION') throw new InvalidRequestError('The form has a part named __proto__, constructor or prototype');
-    const status = (err as { statusCode?: number }).statusCode;
-    if (status !== undefined && status < 500) throw new InvalidRequestError(`The multipart body is malformed: ${(err as Error).message}`);
-    throw err;
+    throw new InvalidRequestError(`The multipart body is malformed: ${(err as Error).message}`);
+  }
+  const form: ReceivedForm = { fields: {} };
+  for (const [name, value] of parsed) {
+    if (typeof value !== 'string') {
+      if (name !== 'file') throw new InvalidRequestError(`Unexpected file part "${name}": the sample goes in the part named file`);
+      if (form.file) throw new InvalidRequestError('Send one file');
+      if (value.size > maxSampleBytes) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(maxSampleBytes)}`);
+      form.file = { bytes: new Uint8Array(await value.arrayBuffer()), contentType: value.type, filename: value.name };
+    } else {
+      if (Object.hasOwn(form.fields, name)) throw new InvalidRequestError(`${name} is sent twice`);
+      form.fields[name] = value;
+    }
   }
   return form;
 }
@@ -66,7 +63,9 @@ function checkFields(fields: Record<string, string>): AddVoiceFieldValues {
   const name = error.path.replace(/^\//, '');
   const schema = error.schema as { minLength?: number; maxLength?: number };
   if (name === 'language') throw new InvalidRequestError(`language must be one of ${AddVoiceFields.properties.language.anyOf.map((l) => l.const).join(', ')}`);
-  if (!name) throw new InvalidRequestError(`Unknown form field: the fields are file, ${Object.keys(AddVoiceFields.properties).join(', ')}`);
+  if (!Object.hasOwn(AddVoiceFields.properties, name)) {
+    throw new InvalidRequestError(`Unknown form field "${name}": the fields are file, ${Object.keys(AddVoiceFields.properties).join(', ')}`);
+  }
   if (schema.minLength !== undefined || schema.maxLength !== undefined) {
     throw new InvalidRequestError(`${name} must be ${schema.minLength ?? 0} to ${schema.maxLength ?? 'any number of'} characters`);
   }
@@ -75,13 +74,24 @@ function checkFields(fields: Record<string, string>): AddVoiceFieldValues {
 
 export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
   return async function register(app: FastifyInstance): Promise<void> {
-    await app.register(multipart, {
-      throwFileSizeLimit: true,
-      limits: { fileSize: options.maxSampleBytes, files: 1, fieldSize: MAX_FIELD_BYTES, fields: MAX_PARTS, parts: MAX_PARTS, headerPairs: 64 },
+    const maxBody = options.maxSampleBytes + FORM_OVERHEAD_BYTES;
+    // Read as a whole (at most maxBody): an oversized body is read on to its end (up to
+    // DRAIN_FACTOR times the cap) so the client, still sending, gets its 400 rather than a reset.
+    app.addContentTypeParser('multipart/form-data', async (_request: FastifyRequest, payload: AsyncIterable<Buffer>) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of payload) {
+        size += chunk.length;
+        if (size > maxBody * DRAIN_FACTOR) break;
+        if (size <= maxBody) chunks.push(chunk);
+      }
+      if (size > maxBody) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(options.maxSampleBytes)}`);
+      return Buffer.concat(chunks, size);
     });
     for (const model of ['tts-large', 'tts-v3.1'] as ModelGeneration[]) {
       app.post(`/${model}/add_voice`, {
         config: { rateFamily: 'synthesis' },
+        bodyLimit: maxBody * DRAIN_FACTOR,
         // Anything but a form is refused before its body is parsed.
         onRequest: async (request) => {
           if (!/^multipart\/form-data\b/i.test(String(request.headers['content-type'] ?? ''))) {
@@ -99,7 +109,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
           reply.raw.on('close', () => {
             if (!reply.raw.writableFinished) abort.abort();
           });
-          const form = await readForm(request, options.maxSampleBytes);
+          const form = await readForm(request.body as Buffer, String(request.headers['content-type']), options.maxSampleBytes);
           if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
           const fields = checkFields(form.fields);
           const row = await options.cloning.create(
