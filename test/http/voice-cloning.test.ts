@@ -216,4 +216,9 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', () => {
     const listed = await (await s.api('/api/v1/tts-large/get_cloned_voices')).json();
     assert.deepEqual(listed.voices.map((v: any) => v.voiceId), [clones.female.voiceId]);
   });
+
+  it('documents both routes in the OpenAPI document', async () => {
+    const doc = await (await fetch(`${s.url}/openapi.json`)).json();
+    for (const model of ['tts-large', 'tts-v3.1']) assert.ok(doc.paths[`/api/v1/${model}/add_voice`]?.post, model);
+  });
 });

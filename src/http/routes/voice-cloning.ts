@@ -1,7 +1,11 @@
 /**
  * POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice: multipart `displayName` + `file`
  * (and optional description, accent, tags, language, transcript) → a cloned voice. Thin: the
- * multipart parts become a CloneRequest, with every part bounded while it is read.
+ * form, bounded while it is read, becomes a CloneRequest.
+ *
+ * Not @fastify/multipart: it reads the raw request, beside the body-deadline stream that the
+ * preParsing hook of plugins/connection-limits.ts puts in front of every body, and that stream,
+ * never read, stopped the upload after its first 32 kB.
  */
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -48,6 +52,7 @@ async function readForm(body: Buffer, contentType: string, maxSampleBytes: numbe
       if (value.size > maxSampleBytes) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(maxSampleBytes)}`);
       form.file = { bytes: new Uint8Array(await value.arrayBuffer()), contentType: value.type, filename: value.name };
     } else {
+      if (name === 'file') throw new InvalidRequestError('file must be sent as a file part (with a filename), not as text');
       if (Object.hasOwn(form.fields, name)) throw new InvalidRequestError(`${name} is sent twice`);
       form.fields[name] = value;
     }
