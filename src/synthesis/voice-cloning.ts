@@ -4,9 +4,11 @@
  * add_voice: decode (within the size and duration caps) → VAD → at least minSpeechSeconds of
  * speech or 400 → the stretch of at most sampleSeconds with the most speech is kept, as 16-bit
  * PCM in the database (every node can use it) → its profile is measured → the clone is stored as
- * `processing` → the engine is prepared (a zero-shot pack conditions on the sample; else eSpeak
- * is fitted to the profile) → `completed`, or `failed` with the reason. Everything up to storing
- * is checked before anything is stored, so a bad sample leaves nothing behind.
+ * `processing` → the engine is prepared → `completed`, or `failed` with the reason. Everything up
+ * to storing is checked before anything is stored, so a bad sample leaves nothing behind.
+ *
+ * The engine is the built-in match (espeak-voice-match.ts). Zero-shot packs (ZipVoice, Pocket
+ * TTS), which would condition on the stored sample itself, are not wired in yet.
  *
  * Synthesis reaches a clone through resolve(), which reads it for the requesting account only: a
  * clone of another account is as unknown as one that does not exist, and a deleted clone stops
@@ -26,7 +28,7 @@ import { fitEspeakVoice, type MatchedEspeakSettings } from './espeak-voice-match
 import type { ResolvedVoice } from './voice-registry.js';
 import { bestSpeechWindow, measureVoiceProfile, type VoiceProfile } from './voice-profile.js';
 
-/** Rate the sample is stored at: ZipVoice's and Pocket TTS's own, and above eSpeak's 22.05 kHz. */
+/** Rate the sample is stored at: above eSpeak's 22.05 kHz, and the rate ZipVoice and Pocket TTS work at. */
 export const SAMPLE_RATE = 24_000;
 /** Audio kept either side of the speech so that its first and last sounds are whole, seconds. */
 const EDGE_PAD_SECONDS = 0.1;
