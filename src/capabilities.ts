@@ -15,6 +15,7 @@ import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { realtimeSynthesisRoutes } from './http/routes/realtime-synthesis.js';
 import { realtimeTranscriptionRoutes } from './http/routes/realtime-transcription.js';
 import { synthesisRoutes } from './http/routes/synthesis.js';
+import { voiceCloningRoutes } from './http/routes/voice-cloning.js';
 import { modelRoutes } from './http/routes/models.js';
 import { openAiRoutes } from './http/routes/openai/index.js';
 import { listCatalogue } from './models/catalogue.js';
@@ -28,6 +29,7 @@ import { fetchAudio } from './net/fetch-audio.js';
 import type { CapabilityInstaller, Services } from './server.js';
 import { SynthesisScheduler } from './synthesis/scheduler.js';
 import { SynthesisService } from './synthesis/synthesize.js';
+import { VoiceCloningService } from './synthesis/voice-cloning.js';
 import { createSpeakerAnalysis } from './transcription/analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from './transcription/analysis/types.js';
 import { createTranscriber, type HeldEngines } from './transcription/transcribe.js';
@@ -80,12 +82,31 @@ async function installSpeech(services: Services): Promise<void> {
   services.readinessChecks.set('models', async () => ({ ok: true, detail: models.report() }));
   services.readinessChecks.set('inference', async () => ({ ok: true, detail: { processes: inference.status() } }));
 
+  const ffmpeg = config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg);
+  const { cloning: cloningSettings } = config;
+  const cloning = new VoiceCloningService({
+    repo: services.clonedVoices,
+    espeak,
+    engines: () => {
+      const set = models.acquire();
+      return { vad: set?.vad, release: () => set?.release() };
+    },
+    limits: cloningSettings,
+    concurrency: new ConcurrencyLimit({
+      maxConcurrent: cloningSettings.maxConcurrent,
+      queueSize: cloningSettings.queueSize,
+      queueTimeoutMs: cloningSettings.queueTimeoutMs,
+      busyMessage: 'Server is busy creating other voice clones. Please try again later.',
+    }),
+    ffmpeg,
+  });
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
   const synthesis = new SynthesisService({
     voices: services.voices,
     dicts: services.dictCache,
     limits: { maxPreparedTextChars, maxOutputSeconds },
     scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
+    accountVoices: cloning,
   });
   const sockets = new RealtimeSockets(config.realtime);
   services.readinessChecks.set('realtime', async () => ({ ok: true, detail: sockets.report() }));
@@ -99,6 +120,7 @@ async function installSpeech(services: Services): Promise<void> {
     }),
     realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
     modelRoutes({ report: () => models.report(), reload: () => models.reload() }),
+    voiceCloningRoutes({ cloning, maxSampleBytes: cloningSettings.maxSampleBytes }),
   );
 
   const heldEngines = (): HeldEngines => {
@@ -111,7 +133,7 @@ async function installSpeech(services: Services): Promise<void> {
     decoding: config.transcription.decoding,
     decode: {
       maxSeconds: config.limits.maxAudioSeconds,
-      ffmpeg: config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg),
+      ffmpeg,
       concurrency: new ConcurrencyLimit({
         maxConcurrent: config.limits.maxConcurrentDecodes,
         queueSize: config.limits.decodeQueueSize,

@@ -178,6 +178,24 @@ export interface Config {
     /** Streaming transcription: an utterance longer than this is finalised where it is, seconds. */
     maxUtteranceSeconds: number;
   };
+  /** Voice cloning (POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice). */
+  cloning: {
+    /** Largest sample upload, bytes (5 MB). */
+    maxSampleBytes: number;
+    /** Longest audio a sample may decode to, seconds (a small file can hold hours of low-bitrate audio). */
+    maxSampleAudioSeconds: number;
+    /** Least speech (after voice activity detection) a sample must hold, seconds. */
+    minSpeechSeconds: number;
+    /** The stored sample: the stretch with the most speech, at most this long, seconds. */
+    sampleSeconds: number;
+    /** Clones one account may keep; add_voice beyond that is 400 until one is deleted. */
+    maxClonesPerAccount: number;
+    /** Clones created at once on this node (decode, analysis and voice fitting are CPU work). */
+    maxConcurrent: number;
+    /** Creations that may wait for a slot (up to queueTimeoutMs); more get 503 with Retry-After. */
+    queueSize: number;
+    queueTimeoutMs: number;
+  };
   /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
   inference: {
     /**
@@ -315,6 +333,16 @@ export const defaultConfig: Config = {
     maxRequestsPerSocket: 16,
     partialIntervalMs: 500,
     maxUtteranceSeconds: 30,
+  },
+  cloning: {
+    maxSampleBytes: 5 * 1024 * 1024,
+    maxSampleAudioSeconds: 300,
+    minSpeechSeconds: 3,
+    sampleSeconds: 15,
+    maxClonesPerAccount: 50,
+    maxConcurrent: 1,
+    queueSize: 8,
+    queueTimeoutMs: 30_000,
   },
   inference: {
     layout: 'shared',
@@ -500,6 +528,8 @@ function validate(config: Config, problems: string[]): void {
   const decoding = config.transcription.decoding;
   for (const name of ['streamWindowSeconds', 'segmentMaxSeconds'] as const)
     if (!(decoding[name] > 2 * decoding.windowOverlapSeconds)) problems.push(`transcription.decoding.${name} must be more than twice windowOverlapSeconds`);
+  if (config.cloning.maxConcurrent < 1) problems.push('cloning.maxConcurrent must be at least 1');
+  if (config.cloning.sampleSeconds < config.cloning.minSpeechSeconds) problems.push('cloning.sampleSeconds must be at least cloning.minSpeechSeconds');
 }
 
 function deepFreeze<T>(o: T): T {

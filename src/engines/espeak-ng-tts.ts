@@ -20,6 +20,32 @@ const baseWordsPerMinute = 175;
 const minWordsPerMinute = 80;
 const maxWordsPerMinute = 450;
 
+/** eSpeak's own base pitch and pitch range on its 0..99 scales. */
+const defaultPitch = 50;
+const defaultRange = 50;
+
+/** How eSpeak speaks one request: a voice with variant and its prosody settings. */
+export interface EspeakVoiceSettings {
+  /** eSpeak voice name with variant, e.g. "en-us+f3". */
+  voice: string;
+  /** Words per minute; clamped to eSpeak's 80..450. */
+  wordsPerMinute: number;
+  /** Base pitch and pitch range, 0..99 (default 50). */
+  pitch?: number;
+  range?: number;
+}
+
+/** The built-in engine, which also speaks with settings that are not one of its listed voices (matched clones). */
+export interface EspeakNgTts extends TtsEngine {
+  speak(settings: EspeakVoiceSettings, text: string, options: SynthesisOptions): AsyncIterable<Float32Array>;
+}
+
+/** The eSpeak voice (without variant) of an ISO 639-1 code or tag ("en" → "en-us"); undefined when none. */
+export function espeakVoiceForLanguage(language: string): string | undefined {
+  const lower = language.toLowerCase();
+  return (espeakLanguages.find((l) => l.slug === lower) ?? espeakLanguages.find((l) => l.languages.some((t) => t.toLowerCase() === lower)))?.espeakVoice;
+}
+
 /** eSpeak voice variants (espeak-ng-data/voices/!v). m3/f3 have the clearest pitch difference. */
 const variants: Record<Exclude<Gender, 'neutral'>, string> = { male: '+m3', female: '+f3' };
 
@@ -60,11 +86,13 @@ export const espeakLanguages: readonly EspeakLanguage[] = [
   { slug: 'sv', espeakVoice: 'sv', label: 'Swedish', languages: ['sv', 'sv-SE'], accent: 'swedish' },
 ];
 
-/** speed 0.5..2 → eSpeak words per minute. */
-export function speedToWordsPerMinute(speed: number): number {
-  const wpm = Math.round(baseWordsPerMinute * speed);
+/** speed 0.5..2 → eSpeak words per minute (`base` is the voice's own rate at speed 1). */
+export function speedToWordsPerMinute(speed: number, base = baseWordsPerMinute): number {
+  const wpm = Math.round(base * speed);
   return Math.min(maxWordsPerMinute, Math.max(minWordsPerMinute, wpm));
 }
+
+const clampSetting = (v: number | undefined, fallback: number) => Math.min(99, Math.max(0, Math.round(v ?? fallback)));
 
 function buildVoices(available: Set<string>): { voice: Voice; espeakName: string }[] {
   return espeakLanguages
@@ -209,7 +237,7 @@ class EspeakWorker {
   }
 }
 
-class EspeakNgEngine implements TtsEngine {
+class EspeakNgEngine implements EspeakNgTts {
   readonly name = 'espeak-ng';
   /** eSpeak spells numbers and abbreviations in the voice's own language. */
   readonly normalizesText = true;
@@ -236,11 +264,21 @@ class EspeakNgEngine implements TtsEngine {
   async *synthesize(voice: Voice, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {
     const espeakName = this.espeakNames.get(voice.id);
     if (!espeakName) throw new EngineError(`eSpeak NG has no voice ${voice.id}`);
+    yield* this.speak({ voice: espeakName, wordsPerMinute: speedToWordsPerMinute(options.speed) }, text, options);
+  }
+
+  async *speak(settings: EspeakVoiceSettings, text: string, options: SynthesisOptions): AsyncIterable<Float32Array> {
     const { signal } = options;
     if (signal?.aborted) throw new AbortedError();
 
     const worker = await this.acquire(signal);
-    const channel = worker.start({ text, voice: espeakName, rate: speedToWordsPerMinute(options.speed) });
+    const channel = worker.start({
+      text,
+      voice: settings.voice,
+      rate: speedToWordsPerMinute(1, settings.wordsPerMinute),
+      pitch: clampSetting(settings.pitch, defaultPitch),
+      range: clampSetting(settings.range, defaultRange),
+    });
     const onAbort = (): void => {
       worker.abort(channel);
       channel.wake?.();
@@ -317,7 +355,7 @@ class EspeakNgEngine implements TtsEngine {
  * Starts the worker pool and waits until every worker has loaded eSpeak (~0.2 s and ~50 MB each).
  * `workers` defaults to 1: eSpeak runs far faster than real time, and the machine is small.
  */
-export async function createEspeakNgEngine(options: { workers?: number } = {}): Promise<TtsEngine> {
+export async function createEspeakNgEngine(options: { workers?: number } = {}): Promise<EspeakNgTts> {
   const count = Math.max(1, Math.floor(options.workers ?? 1));
   const workers = Array.from({ length: count }, () => new EspeakWorker());
   let voiceNames: string[][];

@@ -3,7 +3,7 @@
  * The Emscripten build synthesises synchronously, so it lives here, off the event loop. One
  * request at a time: the main thread never sends a second one before this worker answered `done`.
  *
- * Protocol (main → worker): `{ type: 'synthesize', id, text, voice, rate }`.
+ * Protocol (main → worker): `{ type: 'synthesize', id, text, voice, rate, pitch, range }`.
  * Worker → main: `ready` (with the voice names of the bundled data) or `init-error` once, then per
  * request any number of `chunk` (Float32Array PCM at 22.05 kHz, transferred), then `done` or `error`.
  * Abort: the main thread writes the request id into the shared `cancel` cell; the synthesis
@@ -25,6 +25,9 @@ export interface SynthesizeMessage {
   voice: string;
   /** Words per minute, already clamped to eSpeak's range. */
   rate: number;
+  /** eSpeak's base pitch and pitch range, 0..99 (50 is the voice's own). */
+  pitch: number;
+  range: number;
 }
 
 export type WorkerReply =
@@ -43,6 +46,8 @@ interface EspeakEvent {
 interface EspeakInstance {
   set_voice(name: string): number;
   set_rate(wordsPerMinute: number): number;
+  set_pitch(pitch: number): number;
+  set_range(range: number): number;
   list_voices(): { identifier: string; name: string; languages: { priority: number; name: string }[] }[];
   /** Calls back with int16 PCM and its events; returning true stops the synthesis. */
   synthesize(text: string, callback: (samples: Int16Array | undefined, events: EspeakEvent[]) => boolean): void;
@@ -86,6 +91,9 @@ function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void 
     return;
   }
   instance.set_rate(message.rate);
+  // Set on every request: the instance keeps the previous request's values otherwise.
+  instance.set_pitch(message.pitch);
+  instance.set_range(message.range);
 
   let pending: Int16Array[] = [];
   let pendingLength = 0;

@@ -1,14 +1,38 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { ClonedVoiceTable, Database } from './schema.js';
 
-export type ClonedVoiceRow = ClonedVoiceTable;
+export type ClonedVoiceRow = Selectable<ClonedVoiceTable>;
+export type NewClonedVoice = Insertable<ClonedVoiceTable>;
 
-/** Cloned voices are private to their account: every query is scoped by account id. */
+/** A clone's sample: mono 16-bit little-endian PCM. */
+export interface StoredSample {
+  sampleRate: number;
+  pcm: Uint8Array;
+}
+
+/** Cloned voices are private to their account: every query a client can reach is scoped by account id. */
 export class ClonedVoiceRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: ClonedVoiceRow): Promise<void> {
-    await this.db.insertInto('cloned_voices').values(row).execute();
+  async insert(row: NewClonedVoice, sample?: StoredSample): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('cloned_voices').values(row).execute();
+      if (sample) await trx.insertInto('cloned_voice_samples').values({ voice_id: row.id, sample_rate: sample.sampleRate, pcm: sample.pcm }).execute();
+    });
+  }
+
+  /** Records the outcome of creation (status, engine, profile...). */
+  async update(id: string, fields: Pick<Updateable<ClonedVoiceTable>, 'status' | 'engine' | 'engine_settings' | 'profile' | 'transcript' | 'error'>): Promise<void> {
+    await this.db.updateTable('cloned_voices').set(fields).where('id', '=', id).execute();
+  }
+
+  async countForAccount(accountId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('cloned_voices')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
   }
 
   async listForAccount(accountId: string): Promise<ClonedVoiceRow[]> {
@@ -29,13 +53,26 @@ export class ClonedVoiceRepository {
       .executeTakeFirst();
   }
 
-  /** True when the account owned the voice and it is now gone. */
-  async deleteForAccount(accountId: string, id: string): Promise<boolean> {
-    const r = await this.db
-      .deleteFrom('cloned_voices')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
+  /** The sample of a clone of `accountId`; undefined for another account's clone. */
+  async findSample(accountId: string, id: string): Promise<StoredSample | undefined> {
+    const row = await this.db
+      .selectFrom('cloned_voice_samples')
+      .innerJoin('cloned_voices', 'cloned_voices.id', 'cloned_voice_samples.voice_id')
+      .select(['cloned_voice_samples.sample_rate', 'cloned_voice_samples.pcm'])
+      .where('cloned_voices.account_id', '=', accountId)
+      .where('cloned_voices.id', '=', id)
       .executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
+    return row && { sampleRate: row.sample_rate, pcm: row.pcm };
+  }
+
+  /** True when the account owned the voice and it and its sample are now gone. */
+  async deleteForAccount(accountId: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.deleteFrom('cloned_voices').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) return false;
+      // The foreign key cascades too; deleting here does not rely on SQLite's foreign_keys pragma.
+      await trx.deleteFrom('cloned_voice_samples').where('voice_id', '=', id).execute();
+      return true;
+    });
   }
 }

@@ -2,7 +2,10 @@
  * Kysely table types. Times are ISO-8601 UTC strings in both backends (portable, sortable);
  * JSON columns are text holding JSON.
  */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
+
+/** A nullable column an insert may leave out. */
+type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>;
 
 export interface AccountTable {
   id: string;
@@ -37,8 +40,28 @@ export interface ClonedVoiceTable {
   /** processing | completed | failed */
   status: string;
   created_at: string;
-  /** Speaker embedding or reference audio path, engine-specific; null until processed. */
+  /** Unused: the sample is stored in cloned_voice_samples (0006). */
   reference_path: string | null;
+  description: Optional<string>;
+  /** ISO 639-1 code the clone speaks (the add_voice `language`, default en). */
+  language: Optional<string>;
+  /** What the sample says: the add_voice `transcript`, or Parley's transcription of it. */
+  transcript: Optional<string>;
+  /** Engine that speaks the clone: espeak-ng-matched, sherpa-zipvoice or sherpa-pocket. */
+  engine: Optional<string>;
+  /** JSON: that engine's settings (eSpeak variant, pitch, range, rate for espeak-ng-matched). */
+  engine_settings: Optional<string>;
+  /** JSON VoiceProfile of the sample (src/synthesis/voice-profile.ts). */
+  profile: Optional<string>;
+  /** Why creation failed, when status is failed. */
+  error: Optional<string>;
+}
+
+/** The sample a clone was made from: mono 16-bit little-endian PCM, deleted with its clone. */
+export interface ClonedVoiceSampleTable {
+  voice_id: string;
+  sample_rate: number;
+  pcm: Uint8Array;
 }
 
 export interface PronunciationDictTable {
@@ -142,6 +165,7 @@ export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
   cloned_voices: ClonedVoiceTable;
+  cloned_voice_samples: ClonedVoiceSampleTable;
   pronunciation_dicts: PronunciationDictTable;
   jobs: JobTable;
   job_attempts: JobAttemptTable;

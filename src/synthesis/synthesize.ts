@@ -15,7 +15,12 @@ import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { SynthesisStream, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
-import type { VoiceRegistry } from './voice-registry.js';
+import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
+
+/** Voices private to an account (cloned voices), looked up when the catalogue has no such id. */
+export interface AccountVoices {
+  resolve(accountId: string, voiceId: string): Promise<ResolvedVoice | undefined>;
+}
 
 /**
  * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
@@ -97,6 +102,7 @@ export class SynthesisService {
       limits?: Partial<SynthesisLimits>;
       /** Orders pieces of concurrent streams on each engine; without it pieces go straight to the engine. */
       scheduler?: SynthesisScheduler;
+      accountVoices?: AccountVoices;
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
@@ -106,9 +112,10 @@ export class SynthesisService {
     return this.prepareText(await this.resolve(request), request.text);
   }
 
-  /** Checks what does not depend on the text: the voice, the language, the dictionaries. */
+  /** Checks what does not depend on the text: the voice (a catalogue voice, else a clone of the account), the language, the dictionaries. */
   async resolve(request: SynthesisRequest): Promise<ResolvedSynthesis> {
-    const resolved = this.deps.voices.find(request.model, request.voiceId);
+    const resolved =
+      this.deps.voices.find(request.model, request.voiceId) ?? (await this.deps.accountVoices?.resolve(request.accountId, request.voiceId));
     if (!resolved) throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model} (see GET /api/v1/${request.model === 'tts-large' ? 'tts-v2' : request.model}/get_voices)`);
     const { voice, engine } = resolved;
     const voiceLanguages = [...new Set(voice.languages.map(baseLanguage))];

@@ -23,6 +23,20 @@ const ClonedVoiceBody = Type.Object({
   model: Type.String(),
   status: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
+  description: Type.Optional(Type.String()),
+  language: Type.Optional(Type.String()),
+  /** Which engine speaks it: espeak-ng-matched (the built-in match) or a zero-shot pack's. */
+  engine: Type.Optional(Type.String()),
+  /** The sample's measured voice (src/synthesis/voice-profile.ts). */
+  profile: Type.Optional(
+    Type.Object({
+      medianF0Hz: Type.Number(),
+      pitchRangeSemitones: Type.Number(),
+      speakingRate: Type.Number(),
+      genderClass: Type.String(),
+      speechSeconds: Type.Number(),
+    }),
+  ),
 });
 
 function toWire(v: Voice) {
@@ -66,6 +80,10 @@ export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedV
             model: r.model,
             status: r.status,
             createdAt: r.created_at,
+            ...(r.description ? { description: r.description } : {}),
+            ...(r.language ? { language: r.language } : {}),
+            ...(r.engine ? { engine: r.engine } : {}),
+            ...(r.profile ? { profile: JSON.parse(r.profile) as object } : {}),
           })),
         };
       },

@@ -8,6 +8,7 @@ import * as m0002 from './0002-jobs.js';
 import * as m0003 from './0003-job-runs.js';
 import * as m0004 from './0004-key-roles.js';
 import * as m0005 from './0005-shared-node-state.js';
+import * as m0006 from './0006-cloned-voice-samples.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts-keys-voices-dicts': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-job-runs': m0003,
   '0004-key-roles': m0004,
   '0005-shared-node-state': m0005,
+  '0006-cloned-voice-samples': m0006,
 };
