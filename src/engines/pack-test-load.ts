@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { buildAudioTaggingConfig } from './audio-tagging.js';
 import { buildDiarizationConfig } from './sherpa-diarizer.js';
 import { buildOfflineRecognizerConfig } from './sherpa-offline-recognizer.js';

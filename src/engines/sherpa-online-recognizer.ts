@@ -4,7 +4,7 @@
  * decode until no frames are left). sherpa's OnlineRecognizer is synchronous, hence a worker thread.
  * Token timestamps come back as seconds from the segment start.
  */
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
 import type { PoolTask, TaskRunner } from './sherpa-tasks.js';

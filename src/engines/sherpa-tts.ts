@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AbortedError, EngineError, ParleyError } from '../errors.js';
-import type { ModelPack, PackKind, PackVoice } from '../models/pack.js';
+import type { ModelPack, PackKind, PackVoice } from './model-pack.js';
 import type { SherpaOfflineTtsConfig } from './sherpa-onnx.js';
 import { modelKey } from './sherpa-pack-files.js';
 import type { TaskRunner, TtsModelInfo } from './sherpa-tasks.js';

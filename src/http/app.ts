@@ -1,7 +1,8 @@
 /**
  * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
  * on the configured port). Two encapsulated families under /api/v1 carry their own auth, rate
- * limits and error shapes: "speech" (synthesis, voices, dictionaries) and "stt" (transcription).
+ * limits and error shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt"
+ * (transcription, jobs). A route family is registered when the dependency it serves is given.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -12,24 +13,35 @@ import { InvalidRequestError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+import type { JobService } from '../jobs/job-service.js';
+import { parseWebhookExtra } from '../jobs/webhook-extra.js';
+import type { ReadinessReport } from '../lifecycle.js';
+import type { ModelsReport } from '../models/installed-models.js';
+import type { SynthesisService } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
+import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { generateRequestId } from './plugins/request-id.js';
-import { healthRoutes, type ReadinessCheck } from './routes/health.js';
+import { healthRoutes } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { modelRoutes } from './routes/models.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
+import { synthesisRoutes } from './routes/synthesis.js';
+import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
 
-/** A function that adds routes to a family plugin; capabilities contribute these. */
+/** A function that adds routes to a family plugin. */
 export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
 
 export interface AppDeps {
   config: Config;
+  version: string;
   apiKeys: ApiKeyService;
   voices: VoiceRegistry;
   clonedVoices: ClonedVoiceRepository;
@@ -37,12 +49,17 @@ export interface AppDeps {
   /** Filled as dictionaries are saved, emptied as they are deleted. */
   dictCache?: PronunciationDictCache;
   rateLimitStore: RateLimitStore;
-  readiness: ReadinessCheck;
-  /** Extra routes of the speech family (synthesis), mounted under /api/v1. */
-  speechRoutes?: RouteRegistrar[];
-  /** Routes of the stt family, mounted under /api/v1/stt. */
-  sttRoutes?: RouteRegistrar[];
-  version: string;
+  readiness(): Promise<ReadinessReport>;
+  /** The synthesis routes (/tts-*). */
+  synthesis?: SynthesisService;
+  /** The model admin routes (/admin/models). */
+  models?: { report(): ModelsReport; reload(): Promise<ModelsReport> };
+  /** POST /stt/get_text. */
+  transcription?: { transcribe: Transcribe; fetchUrl: TranscriptionRouteOptions['fetchUrl'] };
+  /** GET /stt/jobs/:request_id, and webhook_url on get_text. */
+  jobs?: JobService;
+  /** Routes added to a family besides the built-in ones (a test's own endpoints). */
+  extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
 }
 
 declare module 'fastify' {
@@ -115,7 +132,19 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       await speech.register(voiceRoutes(deps));
       await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
-      for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
+      if (deps.synthesis) {
+        await speech.register(
+          synthesisRoutes({
+            synthesis: deps.synthesis,
+            maxTextChars: config.limits.maxTextChars,
+            jsonChunks: config.synthesis.jsonChunks,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            successorDocsUrl: config.publicDocsUrl,
+          }),
+        );
+      }
+      if (deps.models) await speech.register(modelRoutes(deps.models));
+      for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },
   );
@@ -125,7 +154,26 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useErrorMapping(stt, 'stt', knownRoutes);
       stt.addHook('onRequest', authenticate);
       stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
-      for (const routes of deps.sttRoutes ?? []) await stt.register(routes);
+      const { jobs, transcription } = deps;
+      if (jobs) await stt.register(jobRoutes({ jobs }));
+      if (transcription) {
+        await stt.register(
+          transcriptionRoutes({
+            ...transcription,
+            maxUploadBytes: config.limits.maxUploadBytes,
+            ...(jobs && {
+              async validateWebhook(url, extra) {
+                jobs.checkWebhookUrl(url);
+                if (extra !== undefined) parseWebhookExtra(extra);
+              },
+              async submitJob(job) {
+                await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
+              },
+            }),
+          }),
+        );
+      }
+      for (const routes of deps.extraRoutes?.stt ?? []) await stt.register(routes);
     },
     { prefix: '/api/v1/stt' },
   );

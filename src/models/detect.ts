@@ -13,7 +13,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
-import { packKinds, type ModelPack, type PackKind, type PackVoice } from './pack.js';
+import { packKinds, type ModelPack, type PackKind, type PackVoice } from '../engines/model-pack.js';
 
 export interface ScanProblem {
   id: string;

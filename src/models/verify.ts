@@ -21,7 +21,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
-import type { ModelPack, PackKind } from './pack.js';
+import type { ModelPack, PackKind } from '../engines/model-pack.js';
 import { ERROR_MARK, OK_MARK, type TestLoadJob } from '../engines/pack-test-load.js';
 import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
 import { childArgs } from '../engines/spawn.js';
@@ -44,11 +44,6 @@ export interface VerifyOptions {
 export interface SkippedPack {
   pack: ModelPack;
   reason: string;
-}
-
-export interface VerifyResult {
-  usable: ModelPack[];
-  skipped: SkippedPack[];
 }
 
 /** What a verdict says and where it came from (for `parley models verify`). */

@@ -8,7 +8,7 @@ import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
 import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/models/pack.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
 
 const modelsDir =
   process.env.PARLEY_TEST_MODELS_DIR ?? resolve(fileURLToPath(new URL('../../../shared/models', import.meta.url)));

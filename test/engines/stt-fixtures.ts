@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseWav } from '../../src/audio/wav.js';
 import type { PcmAudio } from '../../src/audio/pcm.js';
-import type { ModelPack, PackKind } from '../../src/models/pack.js';
+import type { ModelPack, PackKind } from '../../src/engines/model-pack.js';
 import { corpusDir, corpusFile, sharedModel } from '../helpers/models.js';
 
 function pack(id: string, kind: PackKind, files: Record<string, string>, languages: string[] = []): ModelPack {

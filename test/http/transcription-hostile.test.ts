@@ -11,7 +11,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { capabilities } from '../../src/capabilities.js';
 import { adtsBomb, allBombs, flacBomb, oggOpusBomb } from '../fuzz/bombs.js';
 import { aiff, flacHeader, floatsWith, tone16, wav } from '../fuzz/hostile-audio.js';
 import { modelsDirWith } from '../helpers/models.js';
@@ -42,7 +41,7 @@ function ffmpegChildren(): number {
 /** A server with the real engines, rate limits off, and `limits`/`ffmpeg` settings of the test's own. */
 function startHostileServer(config: { limits?: Record<string, number>; ffmpeg?: Record<string, number> } = {}): Promise<TestServer> {
   return startTestServer({
-    capabilities,
+    engines: true,
     config: { modelsDir: modelsDirWith(MODELS), logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, ...config },
   });
 }

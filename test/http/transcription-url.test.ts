@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { corpusFile, modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
@@ -109,10 +108,10 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
     const common = { logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } };
     [s, strict, files] = await Promise.all([
       startTestServer({
-        capabilities,
+        engines: true,
         config: { ...common, modelsDir: modelsDirWith(names), transcription: { urlTotalTimeoutMs: TOTAL_TIMEOUT_MS } },
       }),
-      startTestServer({ capabilities, config: { ...common, modelsDir: modelsDirWith(names), allowedPrivateHosts: [] } }),
+      startTestServer({ engines: true, config: { ...common, modelsDir: modelsDirWith(names), allowedPrivateHosts: [] } }),
       startFileServer(wav),
     ]);
   });

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
 import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
 import { corpusFile, modelsDirWith } from '../helpers/models.js';
@@ -71,7 +70,7 @@ describe('POST /api/v1/stt/get_text', () => {
     ]);
     [s, formats] = await Promise.all([
       // The rate limit is not under test here (its burst is smaller than the number of requests below).
-      startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } }),
+      startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } }),
       makeFormatSet(corpusFile(SOURCE)),
     ]);
     reference = await transcribe('', formats.reference.bytes);
@@ -367,7 +366,7 @@ describe('POST /api/v1/stt/get_text', () => {
 describe('POST /api/v1/stt/get_text with an operator-set upload cap', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ capabilities, config: { modelsDir: modelsDirWith([]), logLevel: 'warn', limits: { maxUploadBytes: 1.5 * 1024 * 1024 } } });
+    s = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith([]), logLevel: 'warn', limits: { maxUploadBytes: 1.5 * 1024 * 1024 } } });
   });
   after(async () => s?.close());
 

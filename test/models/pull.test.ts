@@ -14,7 +14,7 @@ import { findCatalogueEntry, listCatalogue, recommendedPreset } from '../../src/
 import { scanModelPacks } from '../../src/models/detect.js';
 import { runModelsCommand } from '../../src/models/models-command.js';
 import { partialFile, pullPack } from '../../src/models/pull.js';
-import { packKinds } from '../../src/models/pack.js';
+import { packKinds } from '../../src/engines/model-pack.js';
 import { modelsDirWith, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
 import { scanModelPacks } from '../../src/models/detect.js';
-import type { ModelPack } from '../../src/models/pack.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
 import { testLoadPack, verdictCacheDir, verifyPackVerdicts, verifyPacks } from '../../src/models/verify.js';
 import { modelsDirWith, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';

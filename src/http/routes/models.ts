@@ -7,8 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelsReport } from '../../models/installed-models.js';
 import { speechErrors } from '../schemas/common.js';
 
-export type { ModelsReport };
-
 const Report = Type.Object({
   loaded: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), languages: Type.Array(Type.String()) })),
   skipped: Type.Array(Type.Object({ id: Type.String(), reason: Type.String() })),

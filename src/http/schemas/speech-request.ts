@@ -22,8 +22,6 @@ export interface SpeechBody {
   add_wav_header?: boolean;
 }
 
-export const defaultSampleRate: Record<ModelGeneration, number> = { 'tts-large': 24000, 'tts-v2': 24000, 'tts-v3.1': 44100 };
-
 export function speechRequestSchema(model: ModelGeneration, maxTextChars: number): TSchema {
   const sampleRate =
     model === 'tts-v3.1'

@@ -44,14 +44,6 @@ export const packKinds: readonly PackKind[] = [
   'audio-tagging',
 ];
 
-export function isTtsKind(kind: PackKind): boolean {
-  return kind.startsWith('tts-');
-}
-
-export function isAsrKind(kind: PackKind): boolean {
-  return kind.startsWith('asr-');
-}
-
 /** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */
 export interface PackVoice {
   speakerId: number;
