@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { InferenceCore } from '../../src/engines/inference-core.js';
 import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
 import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
+import { fixtureModelsDir } from '../helpers/models.js';
 
-const modelsDir =
-  process.env.PARLEY_TEST_MODELS_DIR ?? resolve(fileURLToPath(new URL('../../../shared/models', import.meta.url)));
+const modelsDir = fixtureModelsDir;
 
 /** A hand-built pack for the synthetic Piper fixtures (see their READMEs). */
 function fixturePack(id: string, extra: Partial<ModelPack> = {}): ModelPack {
@@ -32,7 +30,6 @@ const onePack = fixturePack('fake-piper-tones-en_US-16k');
 const twoPack = fixturePack('fake-piper-tones-en_US-22k-2spk', {
   voices: [{ speakerId: 1, displayName: 'Second speaker', gender: 'female' }],
 });
-const haveFixtures = existsSync(onePack.files.model!) && existsSync(twoPack.files.model!);
 
 const threeSentences = 'The first sentence is here. Then comes a second, longer sentence with more words. And a third one.';
 
@@ -90,7 +87,7 @@ function spyOnSherpaProgress(): { events: string[]; restore: () => void } {
 
 const opts = (extra: Partial<SynthesisOptions> = {}): SynthesisOptions => ({ speed: 1, language: 'en', ...extra });
 
-describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not found in ${modelsDir}` }, () => {
+describe('sherpa-onnx TTS engine', () => {
   let engine: TtsEngine;
   let core: InferenceCore;
   let voices: Voice[];

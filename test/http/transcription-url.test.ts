@@ -8,9 +8,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { corpusFile, modelsDirWith } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const AUDIO = 'en/cmu-arctic-aew-a0003.wav';
 const INVALID_FORMAT = 'Invalid file format. Supported formats: audio/*';
@@ -83,7 +85,7 @@ async function startFileServer(wav: Buffer): Promise<{ base: string; close(): Pr
   };
 }
 
-describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
+describe('POST /api/v1/stt/get_text with a JSON {url}', { skip: NEEDS }, () => {
   let s: TestServer;
   let strict: TestServer;
   let files: Awaited<ReturnType<typeof startFileServer>>;

@@ -9,9 +9,11 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
 import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
-import { corpusFile, modelsDirWith } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const SOURCE = 'en/jfk-inaugural-1961.wav';
 const MULTI_SPEAKER = 'diarization/picovoice-falcon-3spk.wav';
@@ -33,7 +35,7 @@ interface Utterance {
 }
 type Result = Record<string, any> & { words: Word[]; utterances: Utterance[] };
 
-describe('POST /api/v1/stt/get_text', () => {
+describe('POST /api/v1/stt/get_text', { skip: NEEDS }, () => {
   let s: TestServer;
   let formats: FormatSet;
   let reference: Result;
