@@ -52,6 +52,11 @@ export interface PackVoice {
   gender?: Gender;
   accent?: string;
   languages?: string[];
+  /**
+   * Not offered: a speaker the pack has but cannot serve (Kokoro's Spanish, French, Hindi,
+   * Italian, Japanese and Portuguese voices, whose languages its lexicons do not cover).
+   */
+  omit?: boolean;
 }
 
 export interface ModelPack {

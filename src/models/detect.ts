@@ -166,6 +166,28 @@ function languagesFromName(id: string): string[] {
   return found;
 }
 
+/**
+ * Kokoro's lexicons and rule FSTs, comma-joined as sherpa takes them and in upstream's order
+ * (sherpa-onnx scripts/kokoro): the first lexicon that knows a word wins, so American voices use
+ * `lexicon-us-en.txt,lexicon-zh.txt` and British voices `lexicon-gb-en.txt,lexicon-zh.txt`
+ * (role lexiconGb); the FSTs normalise Chinese phone numbers, dates and numbers.
+ */
+function kokoroTextFiles(names: string[], abs: (name: string) => string): Record<string, string> {
+  const present = (...candidates: string[]) => candidates.filter((n) => names.includes(n)).map(abs);
+  const lexicons = names.filter((n) => /^lexicon.*\.txt$/i.test(n));
+  const others = lexicons.filter((n) => !['lexicon-us-en.txt', 'lexicon-gb-en.txt', 'lexicon-zh.txt'].includes(n)).map(abs);
+  const out: Record<string, string> = {};
+  const us = [...present('lexicon-us-en.txt'), ...others, ...present('lexicon-zh.txt')];
+  const gb = present('lexicon-gb-en.txt');
+  // Without a US lexicon the British one serves everyone rather than nobody.
+  const main = us.some((f) => !f.endsWith('lexicon-zh.txt')) || gb.length === 0 ? us : [...gb, ...present('lexicon-zh.txt')];
+  if (main.length > 0) out.lexicon = main.join(',');
+  if (gb.length > 0 && main[0] !== gb[0]) out.lexiconGb = [...gb, ...present('lexicon-zh.txt')].join(',');
+  const fsts = present('phone-zh.fst', 'date-zh.fst', 'number-zh.fst');
+  if (fsts.length > 0) out.ruleFsts = fsts.join(',');
+  return out;
+}
+
 function detectFolder(id: string, dir: string, listing: FolderListing): Detection {
   const { files: names, dirs } = listing;
   const lower = id.toLowerCase();
@@ -251,8 +273,7 @@ function detectFolder(id: string, dir: string, listing: FolderListing): Detectio
     const kitten = /kitten/i.test(lower);
     const lexicons = names.filter((n) => /^lexicon.*\.txt$/i.test(n));
     const files: Record<string, string> = { model: abs(model), voices: abs('voices.bin'), tokens: abs(tokens), ...dataDir };
-    // sherpa takes several lexicons as one comma-separated value.
-    if (!kitten && lexicons.length > 0) files.lexicon = lexicons.map(abs).join(',');
+    if (!kitten) Object.assign(files, kokoroTextFiles(names, abs));
     // Multilingual Kokoro's jieba dictionary (Chinese); recorded for adapters that pass it on.
     if (!kitten && dirs.includes('dict')) files.dictDir = abs('dict');
     const { metadata } = readMetadata(abs(model));
@@ -387,7 +408,9 @@ export async function detectPack(id: string, dir: string): Promise<ModelPack | {
     try {
       const r = readJson<PullRecord>(record);
       if (r.catalogueId) pack.catalogueId = r.catalogueId;
-      if (Array.isArray(r.languages) && r.languages.length > 0) pack.languages = r.languages;
+      // Detection knows the languages from the files (a Whisper pack: every one it speaks); the
+      // record's list only fills in when detection found none.
+      if (Array.isArray(r.languages) && r.languages.length > 0 && pack.languages.length === 0) pack.languages = r.languages;
       if (Array.isArray(r.voices) && r.voices.length > 0 && pack.voices.length === 0) pack.voices = r.voices;
       if (r.sha256 && Object.keys(r.sha256).length > 0) pack.sha256 = { ...r.sha256, ...pack.sha256 };
     } catch {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { InferenceCore } from '../../src/engines/inference-core.js';
 import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
-import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
+import { buildOfflineTtsConfig, buildPackVoices, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
@@ -219,5 +219,45 @@ describe('sherpa-onnx TTS engine', () => {
     ]);
     assert.equal(a.length, 3);
     assert.deepEqual(join32(a), join32(b));
+  });
+});
+
+describe('Kokoro packs', () => {
+  const kokoro = fixturePack('kokoro-multi-lang-v1_0', {
+    kind: 'tts-kokoro',
+    files: {
+      model: '/k/model.onnx',
+      voices: '/k/voices.bin',
+      tokens: '/k/tokens.txt',
+      lexicon: '/k/lexicon-us-en.txt,/k/lexicon-zh.txt',
+      lexiconGb: '/k/lexicon-gb-en.txt,/k/lexicon-zh.txt',
+      ruleFsts: '/k/phone-zh.fst,/k/date-zh.fst,/k/number-zh.fst',
+    },
+    languages: ['en', 'zh'],
+    voices: [
+      { speakerId: 0, id: 'af_alloy', accent: 'us', languages: ['en'] },
+      { speakerId: 1, id: 'bf_alice', accent: 'gb', languages: ['en'] },
+      { speakerId: 2, id: 'ef_dora', languages: ['es'], omit: true },
+    ],
+  });
+
+  it('passes the lexicons in upstream order, the gb one first for British voices, and the rule FSTs', () => {
+    const us = buildOfflineTtsConfig(kokoro, { espeakDataDir: '/data/espeak' });
+    assert.equal(us.model.kokoro?.lexicon, '/k/lexicon-us-en.txt,/k/lexicon-zh.txt');
+    assert.equal(us.ruleFsts, '/k/phone-zh.fst,/k/date-zh.fst,/k/number-zh.fst');
+    const gb = buildOfflineTtsConfig(kokoro, { espeakDataDir: '/data/espeak' }, 'gb');
+    assert.equal(gb.model.kokoro?.lexicon, '/k/lexicon-gb-en.txt,/k/lexicon-zh.txt');
+  });
+
+  it('offers no voice for an omitted speaker, and keeps the other speaker ids', () => {
+    const voices = buildPackVoices(kokoro, 4, 24000);
+    assert.deepEqual(
+      voices.map((v) => [v.id, v.languages.join('+')]),
+      [
+        ['af_alloy', 'en'],
+        ['bf_alice', 'en'],
+        ['kokoro-multi-lang-v1_0-3', 'en+zh'],
+      ],
+    );
   });
 });
