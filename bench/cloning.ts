@@ -14,7 +14,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeAudio } from '../src/audio/decode.js';
-import { capabilities } from '../src/capabilities.js';
 import { measureVoiceProfile, semitonesBetween, type VoiceProfile } from '../src/synthesis/voice-profile.js';
 import { corpusDir, modelsDirWith } from '../test/helpers/models.js';
 import { startTestServer } from '../test/helpers/server.js';
@@ -38,7 +37,7 @@ const clips = readFileSync(path.join(corpusDir, 'manifest.jsonl'), 'utf8')
   .map((l) => JSON.parse(l) as Entry)
   .filter((e) => (e.kind === 'age_gender' || e.kind === 'transcript') && e.language === 'en');
 
-const server = await startTestServer({ capabilities, config: { modelsDir: modelsDirWith(['silero-vad-v5']) } as never });
+const server = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith(['silero-vad-v5']) } as never });
 interface Row {
   file: string;
   label: string;

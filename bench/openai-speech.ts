@@ -13,7 +13,6 @@ import { KEY_ROLES } from '../src/accounts/api-keys.js';
 import { createFfmpegEncoder } from '../src/audio/ffmpeg-encode.js';
 import { encodeStream, streamFormats } from '../src/audio/stream-encode.js';
 import { TimeStretcher } from '../src/audio/time-stretch.js';
-import { capabilities } from '../src/capabilities.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { trainJourney } from './texts.js';
@@ -30,9 +29,9 @@ function median(values: number[]): number {
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-bench-openai-'));
 const config = loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, modelsDir: path.join(dataDir, 'models'), logLevel: 'warn', rateLimits: { synthesis: { perMinute: 0 } } });
-const server = await startServer(config, { logger: false, capabilities });
+const server = await startServer(config, { logger: false });
 try {
-  const { key } = await server.services.apiKeys.create({ name: 'bench', role: KEY_ROLES.admin });
+  const { key } = await server.storage.apiKeys.create({ name: 'bench', role: KEY_ROLES.admin });
   const speak = async (input: string, format: string) => {
     const started = performance.now();
     const res = await fetch(`${server.url}/v1/audio/speech`, {

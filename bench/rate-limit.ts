@@ -82,8 +82,8 @@ try {
         logLevel: 'warn',
         rateLimits: { management: { perMinute: limited ? 1e9 : 0, burst: 1e9 } },
       });
-      const server = await startServer(config, { logger: false });
-      const { key } = await server.services.apiKeys.create({ name: 'bench' });
+      const server = await startServer(config, { logger: false, engines: false });
+      const { key } = await server.storage.apiKeys.create({ name: 'bench' });
       const get = async () => {
         const r = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${key}` } });
         if (r.status !== 200) throw new Error(`HTTP ${r.status}`);

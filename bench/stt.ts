@@ -24,7 +24,6 @@ import { loadEngineSet } from '../src/engines/engine-set.js';
 import { InferenceCore } from '../src/engines/inference-core.js';
 import type { Recognizer } from '../src/engines/types.js';
 import { scanModelPacks } from '../src/models/detect.js';
-import { isAsrKind } from '../src/models/pack.js';
 import { transcribeAudio, type TranscriptionEngines } from '../src/transcription/pipeline.js';
 import { loadCorpusAudio } from '../test/engines/stt-fixtures.js';
 import { sharedModelsDir } from '../test/helpers/models.js';
@@ -40,7 +39,7 @@ function median(values: number[]): number {
 const { packs } = await scanModelPacks(sharedModelsDir);
 const core = new InferenceCore({ workers: 2 });
 const set = await loadEngineSet(
-  packs.filter((p) => isAsrKind(p.kind) || p.kind === 'vad-silero'),
+  packs.filter((p) => p.kind.startsWith('asr-') || p.kind === 'vad-silero'),
   { runners: { synthesis: core, transcription: core }, espeakDataDir: '', numThreads: 1, diarizationThreshold: 0.5 },
 );
 for (const failure of set.failed) console.log(`could not load ${failure.pack}: ${failure.reason}`);

@@ -25,13 +25,12 @@ import path from 'node:path';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { capabilities } from '../src/capabilities.js';
 import { loadConfig } from '../src/config.js';
 import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
 import { InferenceCore } from '../src/engines/inference-core.js';
 import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
-import type { ModelPack } from '../src/models/pack.js';
+import type { ModelPack } from '../src/engines/model-pack.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { prepareText } from '../src/synthesis/text/prepare.js';
 import { trainJourney } from './texts.js';
@@ -506,9 +505,9 @@ const config = loadConfig(
 const serverStart = performance.now();
 let server: RunningServer | undefined;
 try {
-  server = await startServer(config, { logger: false, capabilities });
+  server = await startServer(config, { logger: false, engines: true });
   const startupMs = performance.now() - serverStart;
-  const { key } = await server.services.apiKeys.create({ name: 'bench' });
+  const { key } = await server.storage.apiKeys.create({ name: 'bench' });
   const client: Client = { url: server.url, key };
 
   const voicesRes = await request(client, 'GET', '/api/v1/tts-v2/get_voices');

@@ -9,7 +9,8 @@
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
 //     fonts-dejavu-core (the playground's browser tests, driven by playwright-core).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -71,6 +72,25 @@ if (missing.length) {
       process.exit(1);
     }
     log(`${msg}; Parley runs without them, but Piper voices without their own espeak-ng-data and uploads in formats such as m4a will not work`);
+  }
+}
+
+// 3. Test models (--test only). The hand-made fixtures are in test/fixtures/; the real models the
+// tests use come from PARLEY_TEST_MODELS_DIR or ../shared/models, and when neither exists they are
+// pulled into a cache (PARLEY_TEST_CACHE_DIR) with `parley models pull`. A pull that fails is
+// reported and the tests needing that model skip, naming it (PARLEY_TEST_REQUIRE_ALL=1 fails them).
+if (forTests && !process.env.PARLEY_TEST_MODELS_DIR && !existsSync(path.resolve(root, '../shared/models'))) {
+  const cache = path.resolve(process.env.PARLEY_TEST_CACHE_DIR ?? path.join(homedir(), '.cache/parley-test-models'));
+  // Catalogue ids, as test/helpers/models.ts PULLED_AS names them.
+  const wanted = ['silero-vad', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01'].filter((id) => !existsSync(path.join(cache, id)));
+  if (wanted.length) {
+    log(`pulling the test models into ${cache}: ${wanted.join(' ')}`);
+    mkdirSync(cache, { recursive: true });
+    const env = { ...process.env, PARLEY_MODELS_DIR: cache, PARLEY_DATA_DIR: path.join(cache, '.data') };
+    for (const id of wanted) {
+      const ok = run(process.execPath, ['--import', 'tsx', 'src/cli/parley.ts', 'models', 'pull', id], { env, timeout: 15 * 60_000 });
+      if (!ok) log(`could not pull ${id}; the tests that need it will skip and say so`);
+    }
   }
 }
 

@@ -4,13 +4,12 @@
  * reports `{url, key}` as one JSON line on stdout, then its memory use every 10 s; closes
  * gracefully on SIGTERM.
  */
-import { capabilities } from '../src/capabilities.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 
 const config = loadConfig(process.env, { port: 0, host: '127.0.0.1' });
-const server = await startServer(config, { logger: { level: config.logLevel }, capabilities });
-const { key } = await server.services.apiKeys.create({ name: 'soak' });
+const server = await startServer(config, { logger: { level: config.logLevel }, engines: true });
+const { key } = await server.storage.apiKeys.create({ name: 'soak' });
 process.stdout.write(JSON.stringify({ url: server.url, key }) + '\n');
 // Then where the memory is, every 10 s: the soak prints it next to RSS (JS heap vs native).
 setInterval(() => {

@@ -1,14 +1,32 @@
 /**
  * The catalogue of domain errors. Code throws these by name; `src/http/plugins/error-mapping.ts`
  * is the only place that turns them into wire bodies (the two route families differ in shape).
- * `code` is stable and never changes meaning; `status` is the HTTP status it maps to.
+ * `code` is the error type the synthesis family puts in its `error` field, one of the spec's
+ * fixed set (InvalidRequest, Unauthorized, …); `status` is the HTTP status it maps to.
  */
 export abstract class ParleyError extends Error {
-  abstract readonly code: string;
+  abstract readonly code: SpeechErrorType;
   abstract readonly status: number;
   /** Seconds a client should wait before retrying (429, 503). */
   retryAfterSeconds?: number;
 }
+
+/** The error types the synthesis family's bodies use, by HTTP status. */
+export const SPEECH_ERROR_TYPES = {
+  400: 'InvalidRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  408: 'RequestTimeout',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  429: 'TooManyRequests',
+  499: 'ClientClosedRequest',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailable',
+} as const;
+export type SpeechErrorType = (typeof SPEECH_ERROR_TYPES)[keyof typeof SPEECH_ERROR_TYPES];
 
 /** A request the client can fix: bad field, bad enum, unknown dictionary id, unsupported language... */
 export class InvalidRequestError extends ParleyError {
@@ -18,7 +36,7 @@ export class InvalidRequestError extends ParleyError {
 
 /** Transcription input that is not decodable audio, or a Content-Type that is not audio/*. */
 export class UnsupportedAudioError extends ParleyError {
-  readonly code = 'UnsupportedAudio';
+  readonly code = 'InvalidRequest';
   readonly status = 400;
   constructor(message = 'Invalid file format. Supported formats: audio/*') {
     super(message);
@@ -27,7 +45,7 @@ export class UnsupportedAudioError extends ParleyError {
 
 /** Transcription input that decodes to more audio than the per-request cap (limits.maxAudioSeconds). */
 export class AudioTooLongError extends ParleyError {
-  readonly code = 'AudioTooLong';
+  readonly code = 'InvalidRequest';
   readonly status = 400;
   constructor(readonly limitSeconds: number) {
     super(`Audio duration exceeds maximum limit of ${describeSeconds(limitSeconds)}`);
@@ -44,7 +62,7 @@ function describeSeconds(seconds: number): string {
 
 /** A URL given as transcription input could not be fetched or is not allowed. */
 export class AudioUrlError extends ParleyError {
-  readonly code = 'AudioUrl';
+  readonly code = 'InvalidRequest';
   readonly status = 400;
 }
 
@@ -133,7 +151,7 @@ export class EngineError extends ParleyError {
 
 /** The work was cancelled because the client went away (never sent to a client). */
 export class AbortedError extends ParleyError {
-  readonly code = 'Aborted';
+  readonly code = 'ClientClosedRequest';
   readonly status = 499;
   constructor(message = 'Request aborted by the client') {
     super(message);
@@ -142,27 +160,6 @@ export class AbortedError extends ParleyError {
 
 /** A model pack is missing files, has a wrong checksum, or crashed its test load. */
 export class ModelPackError extends ParleyError {
-  readonly code = 'ModelPack';
+  readonly code = 'InternalServerError';
   readonly status = 500;
 }
-
-/** Every error class above, for the test that checks each one has a wire mapping. */
-export const errorClasses = [
-  InvalidRequestError,
-  UnsupportedAudioError,
-  AudioTooLongError,
-  AudioUrlError,
-  UnauthorizedError,
-  ForbiddenError,
-  NotFoundError,
-  MethodNotAllowedError,
-  RequestTimeoutError,
-  ConflictError,
-  PayloadTooLargeError,
-  RateLimitedError,
-  OverloadedError,
-  InferenceUnavailableError,
-  EngineError,
-  AbortedError,
-  ModelPackError,
-] as const;

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { KEY_ROLES } from '../accounts/api-keys.js';
 import { loadConfig, ConfigError, type Config } from '../config.js';
-import { openServices } from '../server.js';
+import { buildStorage } from '../compose/storage.js';
 import { serve } from './serve.js';
 
 const usage = `Usage: parley <command>
@@ -74,9 +74,9 @@ async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableS
     },
   });
   const [sub, id, arg] = positionals;
-  const services = await openServices(config);
+  const storage = await buildStorage(config);
   try {
-    const { apiKeys } = services;
+    const { apiKeys } = storage;
     switch (sub) {
       case 'create': {
         const role = values.admin ? KEY_ROLES.admin : KEY_ROLES.user;
@@ -136,7 +136,7 @@ async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableS
     }
     throw err;
   } finally {
-    await services.releasers.releaseAll();
+    await storage.close();
   }
 }
 

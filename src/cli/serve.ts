@@ -1,12 +1,10 @@
 import type { Config } from '../config.js';
 import { startServer } from '../server.js';
-import { capabilities } from '../capabilities.js';
 
 /** Start the server and stop it gracefully on SIGTERM/SIGINT (in-flight requests finish first). */
 export async function serve(config: Config): Promise<number> {
   const server = await startServer(config, {
     logger: { level: config.logLevel },
-    capabilities,
     onFirstKey: (key) => {
       process.stdout.write(
         `\n  No API key existed, so Parley created one. It is shown only this once:\n\n    ${key}\n\n` +

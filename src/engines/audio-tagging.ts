@@ -3,7 +3,7 @@
  * whose compute() is synchronous: it runs on a worker thread of the task runner.
  */
 import { ModelPackError } from '../errors.js';
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import type { SherpaAudioTaggingConfig } from './sherpa-onnx.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { PoolTask, TaskRunner } from './sherpa-tasks.js';

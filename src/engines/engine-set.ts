@@ -7,7 +7,7 @@
  * — however long that takes. Requests hold a set with retain()/release() (transcription) or one
  * engine with hold() (synthesis, through TtsEngine.hold).
  */
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { createAudioTagger } from './audio-tagging.js';
 import { createDiarizer } from './sherpa-diarizer.js';
 import { createOfflineRecognizer, offlinePackKinds } from './sherpa-offline-recognizer.js';

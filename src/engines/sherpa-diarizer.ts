@@ -9,7 +9,7 @@
  * sherpa's examples): raise it to get fewer speakers, lower it to get more. `numClusters` fixes
  * the count instead when a caller does know it.
  */
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaClusteringConfig, SherpaDiarizationConfig } from './sherpa-onnx.js';
 import type { PoolTask, TaskRunner } from './sherpa-tasks.js';

@@ -8,7 +8,7 @@
  * config building is tested; the decode path has not run against a real model here.
  */
 import { EngineError, ModelPackError, ParleyError } from '../errors.js';
-import type { ModelPack, PackKind } from '../models/pack.js';
+import type { ModelPack, PackKind } from './model-pack.js';
 import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from './sherpa-onnx.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { TaskRunner } from './sherpa-tasks.js';

@@ -5,7 +5,7 @@
  * windows rather than VAD segments. sherpa's OnlineRecognizer is synchronous, hence a worker
  * thread. Token timestamps come back as seconds from the start of the samples.
  */
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
 import type { PoolTask, TaskRunner } from './sherpa-tasks.js';

@@ -77,6 +77,8 @@ export interface SherpaOfflineTtsConfig {
     provider: 'cpu';
     debug: boolean;
   };
+  /** Comma-joined text-normalisation FSTs (Kokoro's Chinese phone numbers, dates, numbers). */
+  ruleFsts?: string;
   /** 1 = sherpa hands back audio after every sentence. */
   maxNumSentences: number;
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ModelPackError } from '../errors.js';
-import type { ModelPack, PackKind } from '../models/pack.js';
+import type { ModelPack, PackKind } from './model-pack.js';
 
 /**
  * The name a loaded model goes by inside an inference process: the pack, its revision and the

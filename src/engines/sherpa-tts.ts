@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AbortedError, EngineError, ParleyError } from '../errors.js';
-import type { ModelPack, PackKind, PackVoice } from '../models/pack.js';
+import type { ModelPack, PackKind, PackVoice } from './model-pack.js';
 import type { SherpaOfflineTtsConfig } from './sherpa-onnx.js';
 import { modelKey } from './sherpa-pack-files.js';
 import type { TaskRunner, TtsModelInfo } from './sherpa-tasks.js';
@@ -63,8 +63,11 @@ function requireEspeakData(pack: ModelPack, config: OfflineTtsConfig): void {
   }
 }
 
-/** The sherpa OfflineTtsConfig for one pack. */
-export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions = {}): OfflineTtsConfig {
+/**
+ * The sherpa OfflineTtsConfig for one pack. `accent: 'gb'` gives a Kokoro pack's British variant
+ * (the gb lexicon first).
+ */
+export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions = {}, accent?: 'gb'): OfflineTtsConfig {
   const espeakDataDir = options.espeakDataDir ?? debianEspeakDataDir;
   const base = { numThreads: options.numThreads ?? 1, provider: 'cpu' as const, debug: false };
   const tokens = requireFile(pack, 'tokens');
@@ -93,7 +96,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
           voices: requireFile(pack, 'voices'),
           tokens,
           dataDir: pack.files.dataDir ?? espeakDataDir,
-          ...(pack.files.lexicon ? { lexicon: pack.files.lexicon } : {}),
+          ...(pack.files.lexicon ? { lexicon: (accent === 'gb' && pack.files.lexiconGb) || pack.files.lexicon } : {}),
         },
       };
       break;
@@ -111,7 +114,7 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
     default:
       throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
   }
-  return { model, maxNumSentences: 1 };
+  return { model, maxNumSentences: 1, ...(pack.files.ruleFsts ? { ruleFsts: pack.files.ruleFsts } : {}) };
 }
 
 /** Accent for packs that declare none, from the espeak voice Piper records in its metadata. */
@@ -124,13 +127,19 @@ function defaultAccent(pack: ModelPack): string {
 
 /** One voice per speaker id; pack.voices entries override names, gender, accent and languages. */
 export function buildPackVoices(pack: ModelPack, numSpeakers: number, sampleRate: number): Voice[] {
+  return [...packVoicesBySpeaker(pack, numSpeakers, sampleRate).values()];
+}
+
+/** The voices by speaker id; an `omit`ted speaker has none. */
+function packVoicesBySpeaker(pack: ModelPack, numSpeakers: number, sampleRate: number): Map<number, Voice> {
   const declared = new Map<number, PackVoice>(pack.voices.map((v) => [v.speakerId, v]));
   const single = numSpeakers <= 1;
-  const voices: Voice[] = [];
+  const voices = new Map<number, Voice>();
   for (let sid = 0; sid < Math.max(1, numSpeakers); sid++) {
     const d = declared.get(sid);
+    if (d?.omit) continue;
     const gender: Gender = d?.gender ?? 'neutral';
-    voices.push({
+    voices.set(sid, {
       id: d?.id ?? (single ? pack.id : `${pack.id}-${sid}`),
       displayName: d?.displayName ?? (single ? pack.id : `${pack.id} speaker ${sid}`),
       languages: d?.languages ?? pack.languages,
@@ -149,6 +158,8 @@ interface LoadedPack {
   key: string;
   config: OfflineTtsConfig;
   info: TtsModelInfo;
+  /** Kokoro's British variant: same model, gb lexicon first; loaded by its first request. */
+  gb?: LoadedPack;
 }
 
 class SherpaTtsEngine implements TtsEngine {
@@ -162,10 +173,10 @@ class SherpaTtsEngine implements TtsEngine {
     private readonly loaded: LoadedPack[],
   ) {
     for (const l of loaded) {
-      buildPackVoices(l.pack, l.info.numSpeakers, l.info.sampleRate).forEach((voice, sid) => {
+      packVoicesBySpeaker(l.pack, l.info.numSpeakers, l.info.sampleRate).forEach((voice, sid) => {
         if (this.byVoiceId.has(voice.id)) return;
         this.voices.push(voice);
-        this.byVoiceId.set(voice.id, { loaded: l, sid });
+        this.byVoiceId.set(voice.id, { loaded: l.gb && voice.accent === 'gb' ? l.gb : l, sid });
       });
     }
   }
@@ -240,7 +251,7 @@ class SherpaTtsEngine implements TtsEngine {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const l of this.loaded) this.runner.unload?.(l.key);
+    for (const l of this.loaded) for (const key of [l.key, l.gb?.key]) if (key) this.runner.unload?.(key);
     this.byVoiceId.clear();
   }
 }
@@ -259,7 +270,9 @@ export async function createSherpaTtsEngine(runner: TaskRunner, packs: ModelPack
     } catch (err) {
       throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
     }
-    loaded.push({ pack, key, config, info });
+    const gbConfig = pack.files.lexiconGb ? buildOfflineTtsConfig(pack, options, 'gb') : undefined;
+    const gb = gbConfig && { pack, key: modelKey([pack], 'tts-gb', gbConfig), config: gbConfig, info };
+    loaded.push({ pack, key, config, info, ...(gb ? { gb } : {}) });
   }
   return new SherpaTtsEngine(runner, loaded);
 }

@@ -5,7 +5,7 @@
  * sherpa's buffer never holds more than one segment (≤ maxSpeechDuration) whatever the audio
  * length, and spans stream back while the rest of the file is still being scanned.
  */
-import type { ModelPack } from '../models/pack.js';
+import type { ModelPack } from './model-pack.js';
 import { AbortedError } from '../errors.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaVadConfig } from './sherpa-onnx.js';

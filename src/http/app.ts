@@ -1,7 +1,8 @@
 /**
  * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
  * on the configured port). Two encapsulated families under /api/v1 carry their own auth, rate
- * limits and error shapes: "speech" (synthesis, voices, dictionaries) and "stt" (transcription).
+ * limits and error shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt"
+ * (transcription, jobs). A route family is registered when the dependency it serves is given.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -13,30 +14,47 @@ import { InvalidRequestError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+import type { JobService } from '../jobs/job-service.js';
+import { parseWebhookExtra } from '../jobs/webhook-extra.js';
+import type { ReadinessReport } from '../lifecycle.js';
+import type { ModelsReport } from '../models/installed-models.js';
+import type { SynthesisService } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
+import type { VoiceCloningService } from '../synthesis/voice-cloning.js';
+import type { HeldEngines } from '../transcription/transcribe.js';
+import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
-import { realtimeSocketOptions } from './plugins/realtime-sockets.js';
+import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { ajvOptions } from './plugins/validation-messages.js';
 import { useCors } from './plugins/cors.js';
 import { useOpenAiErrors } from './routes/openai/errors.js';
+import { openAiRoutes, type OpenAiDeps } from './routes/openai/index.js';
 import { playgroundRoutes } from './routes/playground.js';
-import { healthRoutes, type ReadinessCheck } from './routes/health.js';
+import { realtimeSynthesisRoutes } from './routes/realtime-synthesis.js';
+import { realtimeTranscriptionRoutes } from './routes/realtime-transcription.js';
+import { voiceCloningRoutes } from './routes/voice-cloning.js';
+import { healthRoutes } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { modelRoutes } from './routes/models.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
+import { synthesisRoutes } from './routes/synthesis.js';
+import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
 import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
 
-/** A function that adds routes to a family plugin; capabilities contribute these. */
+/** A function that adds routes to a family plugin. */
 export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
 
 export interface AppDeps {
   config: Config;
+  version: string;
   apiKeys: ApiKeyService;
   voices: VoiceRegistry;
   clonedVoices: ClonedVoiceRepository;
@@ -44,14 +62,25 @@ export interface AppDeps {
   /** Filled as dictionaries are saved, emptied as they are deleted. */
   dictCache?: PronunciationDictCache;
   rateLimitStore: RateLimitStore;
-  readiness: ReadinessCheck;
-  /** Extra routes of the speech family (synthesis), mounted under /api/v1. */
-  speechRoutes?: RouteRegistrar[];
-  /** Routes of the stt family, mounted under /api/v1/stt. */
-  sttRoutes?: RouteRegistrar[];
-  /** Routes of OpenAI's API, mounted under /v1 (OpenAI's error shape). */
-  openaiRoutes?: RouteRegistrar[];
-  version: string;
+  readiness(): Promise<ReadinessReport>;
+  /** The synthesis routes (/tts-*). */
+  synthesis?: SynthesisService;
+  /** The model admin routes (/admin/models). */
+  models?: { report(): ModelsReport; reload(): Promise<ModelsReport> };
+  /** POST /stt/get_text. */
+  transcription?: { transcribe: Transcribe; fetchUrl: TranscriptionRouteOptions['fetchUrl'] };
+  /** GET /stt/jobs/:request_id, and webhook_url on get_text. */
+  jobs?: JobService;
+  /** add_voice, and the account's clones as voices. */
+  cloning?: VoiceCloningService;
+  /** Open WebSocket sessions, bounded per account (WebSocket synthesis and streaming transcription). */
+  sockets?: RealtimeSockets;
+  /** The engines a streaming transcription session holds (GET /stt/get_text upgraded). */
+  streamingEngines?: () => HeldEngines;
+  /** OpenAI's API under /v1, over the same synthesis and transcription (registered when both are given). */
+  openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
+  /** Routes added to a family besides the built-in ones (a test's own endpoints). */
+  extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
 }
 
 declare module 'fastify' {
@@ -129,7 +158,25 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       await speech.register(voiceRoutes(deps));
       await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
-      for (const routes of deps.speechRoutes ?? []) await speech.register(routes);
+      if (deps.synthesis) {
+        await speech.register(
+          synthesisRoutes({
+            synthesis: deps.synthesis,
+            maxTextChars: config.limits.maxTextChars,
+            jsonChunks: config.synthesis.jsonChunks,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            successorDocsUrl: config.publicDocsUrl,
+          }),
+        );
+        if (deps.sockets) {
+          await speech.register(
+            realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
+          );
+        }
+      }
+      if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes }));
+      if (deps.models) await speech.register(modelRoutes(deps.models));
+      for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },
   );
@@ -139,7 +186,36 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useErrorMapping(stt, 'stt', knownRoutes);
       stt.addHook('onRequest', authenticate);
       stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
-      for (const routes of deps.sttRoutes ?? []) await stt.register(routes);
+      const { jobs, transcription } = deps;
+      if (jobs) await stt.register(jobRoutes({ jobs }));
+      if (deps.streamingEngines && deps.sockets) {
+        await stt.register(
+          realtimeTranscriptionRoutes({
+            engines: deps.streamingEngines,
+            sockets: deps.sockets,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            partialSlots: config.transcription.workers,
+          }),
+        );
+      }
+      if (transcription) {
+        await stt.register(
+          transcriptionRoutes({
+            ...transcription,
+            maxUploadBytes: config.limits.maxUploadBytes,
+            ...(jobs && {
+              async validateWebhook(url, extra) {
+                jobs.checkWebhookUrl(url);
+                if (extra !== undefined) parseWebhookExtra(extra);
+              },
+              async submitJob(job) {
+                await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
+              },
+            }),
+          }),
+        );
+      }
+      for (const routes of deps.extraRoutes?.stt ?? []) await stt.register(routes);
     },
     { prefix: '/api/v1/stt' },
   );
@@ -149,7 +225,10 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useOpenAiErrors(openai, knownRoutes);
       openai.addHook('onRequest', authenticate);
       openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-      for (const routes of deps.openaiRoutes ?? []) await openai.register(routes);
+      const { synthesis, transcription } = deps;
+      if (deps.openai && synthesis && transcription) {
+        for (const routes of openAiRoutes({ ...deps.openai, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
+      }
     },
     { prefix: '/v1' },
   );

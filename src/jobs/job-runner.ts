@@ -15,7 +15,7 @@ import type { AttemptRecord, JobRepository, JobRow } from '../store/job-reposito
 import type { Transcribe, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
 import { calculateDelay } from './backoff.js';
 import type { JobEvents } from './job-events.js';
-import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from './job-states.js';
+import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from '../store/job-states.js';
 import { adoptLegacyJobAudio } from './legacy-job-audio.js';
 import { buildWebhookPayload } from './webhook-payload.js';
 import type { WebhookSender } from './webhook-sender.js';

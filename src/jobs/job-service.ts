@@ -9,7 +9,7 @@ import { DuplicateJobError, type JobRepository } from '../store/job-repository.j
 import type { AudioInput, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
 import type { JobEvents } from './job-events.js';
 import type { JobRunner } from './job-runner.js';
-import { JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
+import { JOB_STATES, type JobOutcome, type JobState } from '../store/job-states.js';
 import { PAYLOAD_FIELDS } from './webhook-extra.js';
 
 export interface SubmitJob {

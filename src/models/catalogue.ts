@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { PackKind, PackVoice } from './pack.js';
+import type { PackKind, PackVoice } from '../engines/model-pack.js';
 
 export interface CatalogueEntry {
   id: string;

@@ -6,7 +6,7 @@
  *  2. the sha256 sums the pack declares (pack.json / the pull record) match;
  *  3. every .onnx file parses as an ONNX protobuf and the main model carries the metadata sherpa
  *     reads without a default for that kind (Piper/VITS: sample_rate, n_speakers, language...);
- *  4. a test load in a CHILD process (src/engines/pack-test-load.ts) builds the real sherpa config through the
+ *  4. a test load in a CHILD process (src/models/pack-test-load.ts, the family's testLoad) builds the real sherpa config through the
  *     engine adapters, constructs the sherpa object and runs a tiny inference, then exits 0.
  *     A crash, signal, non-zero exit or timeout skips the pack with the reason.
  *
@@ -21,8 +21,9 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
-import type { ModelPack, PackKind } from './pack.js';
-import { ERROR_MARK, OK_MARK, type TestLoadJob } from '../engines/pack-test-load.js';
+import type { ModelPack, PackKind } from '../engines/model-pack.js';
+import { ERROR_MARK, OK_MARK, type TestLoadJob } from './pack-test-load.js';
+import { familyOf } from './families/index.js';
 import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
 import { childArgs } from '../engines/spawn.js';
 
@@ -46,11 +47,6 @@ export interface SkippedPack {
   reason: string;
 }
 
-export interface VerifyResult {
-  usable: ModelPack[];
-  skipped: SkippedPack[];
-}
-
 /** What a verdict says and where it came from (for `parley models verify`). */
 export interface PackVerdict {
   id: string;
@@ -72,19 +68,6 @@ export function verdictCacheDir(dataDir: string): string {
   return path.join(dataDir, 'model-verdicts');
 }
 
-/** Metadata keys sherpa-onnx reads without a default, by pack kind (checked on the main model). */
-const REQUIRED_METADATA: Partial<Record<PackKind, string[]>> = {
-  'tts-vits': ['sample_rate', 'n_speakers', 'language'],
-  'tts-kokoro': ['sample_rate'],
-  'tts-kitten': ['sample_rate'],
-  'tts-matcha': ['sample_rate'],
-  'asr-whisper': ['n_text_layer', 'n_text_ctx', 'sot', 'eot'],
-  'asr-sense-voice': ['lfr_window_size', 'lfr_window_shift'],
-  'asr-nemo-transducer': ['vocab_size'],
-  'diarization-segmentation': ['sample_rate', 'window_size', 'num_speakers', 'powerset_max_classes', 'num_classes'],
-  'speaker-embedding': ['sample_rate', 'output_dim'],
-};
-
 const NUMERIC_METADATA = new Set(['sample_rate', 'n_speakers', 'window_size', 'num_speakers', 'output_dim', 'vocab_size']);
 
 /** The ONNX file whose metadata sherpa reads first for the kind. */
@@ -96,16 +79,14 @@ function mainModel(pack: ModelPack): string | undefined {
 function packPaths(pack: ModelPack): Array<{ role: string; file: string }> {
   const out: Array<{ role: string; file: string }> = [];
   for (const [role, value] of Object.entries(pack.files)) {
-    const parts = role === 'lexicon' || role === 'ruleFsts' ? value.split(',') : [value];
+    const parts = role === 'lexicon' || role === 'lexiconGb' || role === 'ruleFsts' ? value.split(',') : [value];
     for (const p of parts) if (p.trim()) out.push({ role, file: p.trim() });
   }
   return out;
 }
 
 function usesSharedEspeak(pack: ModelPack): boolean {
-  if (pack.files.dataDir) return false;
-  if (pack.kind === 'tts-vits' || pack.kind === 'tts-matcha') return !pack.files.lexicon;
-  return pack.kind === 'tts-kokoro' || pack.kind === 'tts-kitten';
+  return familyOf(pack.kind).usesSharedEspeak?.(pack) ?? false;
 }
 
 /**
@@ -200,7 +181,7 @@ export async function staticCheck(pack: ModelPack, espeakDataDir: string): Promi
       return `${role} ${path.basename(file)} is not a valid ONNX model (${error instanceof Error ? error.message.replace(`${file}: `, '') : String(error)})`;
     }
     if (file !== main) continue;
-    const required = REQUIRED_METADATA[pack.kind] ?? [];
+    const required = familyOf(pack.kind).requiredMetadata?.[pack.kind] ?? [];
     const missing = required.filter((k) => !(k in metadata) || metadata[k] === '');
     if (missing.length > 0) {
       return (
@@ -232,7 +213,7 @@ export function testLoadPack(
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(process.execPath, childArgs(new URL('../engines/pack-test-load.js', import.meta.url), [JSON.stringify(job)]), {
+      child = spawn(process.execPath, childArgs(new URL('./pack-test-load.js', import.meta.url), [JSON.stringify(job)]), {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ORT_LOGGING_LEVEL: process.env.ORT_LOGGING_LEVEL ?? '3' },
       });

@@ -6,7 +6,7 @@
  * is stale; tests pass fixed ISO strings instead.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { FINAL_STATES, JOB_STATES, type JobOutcome, type JobState } from '../jobs/job-states.js';
+import { FINAL_STATES, JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
 import type { BackendProfile } from './backend.js';
 import { dbClock, type DbClock, type Instant } from './db-clock.js';
 import type { Database, JobAttemptTable, JobTable } from './schema.js';

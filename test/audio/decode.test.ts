@@ -17,6 +17,7 @@ import {
   ffmpeg,
   twoTone,
 } from './signal-fixtures.js';
+import { corpusDir, needs } from '../helpers/models.js';
 
 const SOURCE_RATE = 16000;
 const SECONDS = 1.5;
@@ -153,7 +154,8 @@ describe('decodeAudio: headerless PCM named by the Content-Type', () => {
   });
 });
 
-const CORPUS = process.env.PARLEY_TEST_CORPUS_DIR ?? join(import.meta.dirname, '../../../shared/corpus');
+const CORPUS = corpusDir;
+const NEEDS_CORPUS = needs({ corpus: true });
 
 interface ManifestEntry {
   file: string;
@@ -175,9 +177,9 @@ function formatEntries(): ManifestEntry[] {
   }
 }
 
-describe('decodeAudio: real files of the corpus', () => {
+describe('decodeAudio: real files of the corpus', { skip: NEEDS_CORPUS }, () => {
   const entries = formatEntries();
-  test('the corpus is present', { skip: entries.length ? false : `no corpus at ${CORPUS}` }, () => {});
+  test('the corpus lists files of several formats', () => assert.ok(entries.length >= 3, `${entries.length} format entries in ${CORPUS}`));
   const decoded = new Map<string, Float32Array>();
 
   for (const entry of entries) {
@@ -193,7 +195,7 @@ describe('decodeAudio: real files of the corpus', () => {
     });
   }
 
-  test('concurrent decodes do not share decoder state', { skip: entries.length ? false : 'no corpus' }, async () => {
+  test('concurrent decodes do not share decoder state', async () => {
     const files = entries.filter((e) => e.codec !== 'aac').map((e) => new Uint8Array(readFileSync(join(CORPUS, e.file))));
     const sequential: PcmAudio[] = [];
     for (const bytes of files) sequential.push(await decodeAudio(bytes));
@@ -201,16 +203,16 @@ describe('decodeAudio: real files of the corpus', () => {
     concurrent.forEach((audio, i) => assert.deepEqual(audio.samples, sequential[i % files.length].samples));
   });
 
-  test('m4a without ffmpeg is UnsupportedAudioError', { skip: entries.length ? false : 'no corpus' }, async () => {
+  test('m4a without ffmpeg is UnsupportedAudioError', async () => {
     const m4a = entries.find((e) => e.codec === 'aac');
-    if (!m4a) return;
+    assert.ok(m4a, 'the corpus has an AAC (m4a) file');
     const bytes = new Uint8Array(readFileSync(join(CORPUS, m4a.file)));
     await assert.rejects(decodeAudio(bytes, { contentType: 'audio/mp4' }, { ffmpeg: false }), UnsupportedAudioError);
   });
 
   test('every encoding of the jfk recording carries the same speech', () => {
     const reference = decoded.get('formats/jfk.flac');
-    if (!reference) return;
+    assert.ok(reference, 'formats/jfk.flac was decoded above');
     assert.ok(decoded.size >= 3);
     for (const [file, env] of decoded) {
       const similarity = envelopeSimilarity(reference, env);

@@ -1,7 +1,8 @@
 /** Test signals, spectrum checks and an ffmpeg runner shared by the audio tests. */
 import { spawnSync } from 'node:child_process';
+import { skipWhenMissing } from '../helpers/skip.js';
 
-export const FFMPEG_MISSING = spawnSync('ffmpeg', ['-version']).status !== 0 ? 'ffmpeg is not on the PATH' : false;
+export const FFMPEG_MISSING = skipWhenMissing(spawnSync('ffmpeg', ['-version']).status !== 0 && 'needs ffmpeg on the PATH (apt-get install ffmpeg)');
 
 /** 0.5·sin(440 Hz) + 0.2·sin(1330 Hz): a dominant tone plus a second one, so shape matters too. */
 export function twoTone(sampleRate: number, seconds: number): Float32Array {

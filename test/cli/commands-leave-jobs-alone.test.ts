@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { installJobs } from '../../src/jobs/install-jobs.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import type { Transcribe } from '../../src/transcription/types.js';
 import { repoRoot } from '../helpers/models.js';
@@ -53,10 +52,11 @@ describe('CLI commands beside a running server', () => {
     let jobs!: JobService;
     const s = await startTestServer({
       config: { webhooks: { pollMs: 20 } },
-      capabilities: [async (services) => void (jobs = await installJobs(services, { transcribe: gated, log: silent }))],
+      transcribe: gated, jobs: { log: silent },
     });
+    jobs = s.server.jobs!.service;
     try {
-      const { db } = s.server.services.store;
+      const { db } = s.server.storage.store;
       await jobs.submit({
         accountId: s.accountId,
         requestId: 'held-job',
@@ -70,7 +70,7 @@ describe('CLI commands beside a running server', () => {
         const r = await row();
         return r.state === 'running' ? r : undefined;
       });
-      assert.equal(held.locked_by, s.server.services.nodeId);
+      assert.equal(held.locked_by, s.server.storage.nodeId);
 
       const env = { PARLEY_DATA_DIR: s.config.dataDir, PARLEY_MODELS_DIR: mkdtempSync(path.join(tmpdir(), 'parley-no-models-')), DATABASE_URL: '', PARLEY_LOG_LEVEL: 'warn' };
       const listed = JSON.parse((await parley(['keys', 'list', '--json'], env)).stdout) as Array<{ name: string; role: string }>;
@@ -78,7 +78,7 @@ describe('CLI commands beside a running server', () => {
       const voices = (await parley(['voices'], env)).stdout;
       assert.match(voices, /^espeak-en-us-male\t/m);
 
-      assert.deepEqual(await row(), { state: 'running', locked_by: s.server.services.nodeId }, 'the job is still running, held by the server');
+      assert.deepEqual(await row(), { state: 'running', locked_by: s.server.storage.nodeId }, 'the job is still running, held by the server');
       assert.equal(transcriptions, 1, 'nobody else started transcribing it');
 
       go();

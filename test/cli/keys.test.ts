@@ -32,7 +32,7 @@ describe('parley keys (CLI)', () => {
     assert.ok(!JSON.stringify(listed).includes(created.key), 'the key itself is never listed');
 
     const keyCacheTtlMs = 300;
-    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false });
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false, engines: false });
     try {
       const ok = await fetch(`${server.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
       assert.equal(ok.status, 200);
@@ -62,9 +62,9 @@ describe('parley keys (CLI)', () => {
 
     // What the server's auth hook gets for each key (admin routes: test/http/admin-roles.test.ts).
     const keyCacheTtlMs = 300;
-    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false });
+    const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false, engines: false });
     try {
-      const role = async (key: string) => (await server.services.apiKeys.authenticate(key))?.role;
+      const role = async (key: string) => (await server.storage.apiKeys.authenticate(key))?.role;
       assert.equal(await role(admin.key), 'admin');
       assert.equal(await role(user.key), 'user');
       assert.equal((await parley(['keys', 'role', user.id, 'admin'], env)).stdout, `${user.id} is now admin\n`);
@@ -81,37 +81,37 @@ describe('parley keys (CLI)', () => {
   it('creates and prints a first key on first start, and accepts PARLEY_API_KEY', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
     let printed = '';
-    const first = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, onFirstKey: (k) => (printed = k) });
+    const first = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, engines: false, onFirstKey: (k) => (printed = k) });
     try {
       assert.match(printed, /^sk_/);
       const r = await fetch(`${first.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${printed}` } });
       assert.equal(r.status, 200);
-      assert.equal((await first.services.apiKeys.authenticate(printed))?.role, 'admin', 'the printed key is an admin key');
+      assert.equal((await first.storage.apiKeys.authenticate(printed))?.role, 'admin', 'the printed key is an admin key');
     } finally {
       await first.close();
     }
     let printedAgain = '';
-    const second = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, onFirstKey: (k) => (printedAgain = k) });
+    const second = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir }), { logger: false, engines: false, onFirstKey: (k) => (printedAgain = k) });
     await second.close();
     assert.equal(printedAgain, '', 'a key is printed only on the first start');
 
     const envKey = 'sk_' + 'E'.repeat(36);
     const envDataDir = mkdtempSync(path.join(tmpdir(), 'parley-cli-'));
-    const withEnv = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false });
+    const withEnv = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false, engines: false });
     try {
       const r = await fetch(`${withEnv.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${envKey}` } });
       assert.equal(r.status, 200);
-      assert.equal((await withEnv.services.apiKeys.authenticate(envKey))?.role, 'admin', 'PARLEY_API_KEY is an admin key');
+      assert.equal((await withEnv.storage.apiKeys.authenticate(envKey))?.role, 'admin', 'PARLEY_API_KEY is an admin key');
       // Stored as a user key by someone (keys role), it is made admin again at the next start.
-      const { keyId } = (await withEnv.services.apiKeys.authenticate(envKey))!;
-      await withEnv.services.apiKeys.setRole(keyId, 'user');
+      const { keyId } = (await withEnv.storage.apiKeys.authenticate(envKey))!;
+      await withEnv.storage.apiKeys.setRole(keyId, 'user');
     } finally {
       await withEnv.close();
     }
-    const again = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false });
+    const again = await startServer(loadConfig({ PARLEY_API_KEY: envKey }, { port: 0, host: '127.0.0.1', dataDir: envDataDir }), { logger: false, engines: false });
     try {
-      assert.equal((await again.services.apiKeys.authenticate(envKey))?.role, 'admin');
-      assert.equal((await again.services.apiKeys.list()).length, 1, 'stored once');
+      assert.equal((await again.storage.apiKeys.authenticate(envKey))?.role, 'admin');
+      assert.equal((await again.storage.apiKeys.list()).length, 1, 'stored once');
     } finally {
       await again.close();
     }

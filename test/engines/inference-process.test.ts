@@ -13,6 +13,9 @@ import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
 import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../src/errors.js';
 import { sileroPack } from './stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD] });
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -43,8 +46,7 @@ function noise(seconds: number): Float32Array {
   return samples;
 }
 
-const config = buildSherpaVadConfig(sileroPack());
-const vadTask = (samples: Float32Array): VadTask => ({ kind: 'vad', key: 'silero', config, bufferSeconds: 70, samples });
+const vadTask = (samples: Float32Array): VadTask => ({ kind: 'vad', key: 'silero', config: buildSherpaVadConfig(sileroPack()), bufferSeconds: 70, samples });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -54,7 +56,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('InferenceProcess', () => {
+describe('InferenceProcess', { skip: NEEDS }, () => {
   const processes: InferenceProcess[] = [];
   const make = (options: Partial<InferenceProcessOptions> = {}) => {
     const p = processWith(options);

@@ -9,8 +9,10 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
-import { corpusFile, sharedModel } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, needs, sharedModel } from '../helpers/models.js';
 import { inferenceProcess, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const VAD = 'silero-vad-v5';
 const ZIPFORMER = 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile';
@@ -63,7 +65,7 @@ async function sseEvents(response: Response, onFirstChunk?: () => Promise<unknow
     });
 }
 
-describe('supervised inference processes', () => {
+describe('supervised inference processes', { skip: NEEDS }, () => {
   let server: ServerProcess;
   const meeting = readFileSync(corpusFile('diarization/ami-meeting-mixture-60s.wav'));
   const short = readFileSync(corpusFile('en/librivox-sense-and-sensibility-0890.wav'));

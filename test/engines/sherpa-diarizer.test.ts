@@ -9,10 +9,13 @@ import { AbortedError, ModelPackError } from '../../src/errors.js';
 import { buildDiarizationConfig, createDiarizer } from '../../src/engines/sherpa-diarizer.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { embeddingPack, loadCorpusAudio, rttmTurns, segmentationPack } from './stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ corpus: true });
 
 const speakersOf = (turns: { speaker: number }[]) => new Set(turns.map((t) => t.speaker)).size;
 
-describe('sherpa speaker diarization (worker pool)', () => {
+describe('sherpa speaker diarization (worker pool)', { skip: NEEDS }, () => {
   let pool: WorkerPool;
   before(() => (pool = createWorkerPool({ workers: 1 })));
   after(() => pool.close());

@@ -17,7 +17,7 @@ import {
   languageFromTag,
   segmentFromOfflineResult,
 } from '../../src/engines/sherpa-offline-recognizer.js';
-import type { ModelPack, PackKind } from '../../src/models/pack.js';
+import type { ModelPack, PackKind } from '../../src/engines/model-pack.js';
 
 /** A pack whose files exist (empty: the config builder only checks presence). */
 function fakePack(kind: PackKind, roles: string[], languages = ['en']): ModelPack {

@@ -6,8 +6,11 @@ import { buildOnlineRecognizerConfig, createOnlineRecognizer } from '../../src/e
 import type { Recognizer } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { englishEntries, loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
-describe('streaming transducer recogniser (sherpa, worker pool)', () => {
+const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
+
+describe('streaming transducer recogniser (sherpa, worker pool)', { skip: NEEDS }, () => {
   let pool: WorkerPool;
   let recognizer: Recognizer;
   before(() => {

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { InferenceCore } from '../../src/engines/inference-core.js';
 import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
-import { buildOfflineTtsConfig, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
+import { buildOfflineTtsConfig, buildPackVoices, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/models/pack.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
+import { fixtureModelsDir } from '../helpers/models.js';
 
-const modelsDir =
-  process.env.PARLEY_TEST_MODELS_DIR ?? resolve(fileURLToPath(new URL('../../../shared/models', import.meta.url)));
+const modelsDir = fixtureModelsDir;
 
 /** A hand-built pack for the synthetic Piper fixtures (see their READMEs). */
 function fixturePack(id: string, extra: Partial<ModelPack> = {}): ModelPack {
@@ -32,7 +30,6 @@ const onePack = fixturePack('fake-piper-tones-en_US-16k');
 const twoPack = fixturePack('fake-piper-tones-en_US-22k-2spk', {
   voices: [{ speakerId: 1, displayName: 'Second speaker', gender: 'female' }],
 });
-const haveFixtures = existsSync(onePack.files.model!) && existsSync(twoPack.files.model!);
 
 const threeSentences = 'The first sentence is here. Then comes a second, longer sentence with more words. And a third one.';
 
@@ -90,7 +87,7 @@ function spyOnSherpaProgress(): { events: string[]; restore: () => void } {
 
 const opts = (extra: Partial<SynthesisOptions> = {}): SynthesisOptions => ({ speed: 1, language: 'en', ...extra });
 
-describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not found in ${modelsDir}` }, () => {
+describe('sherpa-onnx TTS engine', () => {
   let engine: TtsEngine;
   let core: InferenceCore;
   let voices: Voice[];
@@ -222,5 +219,45 @@ describe('sherpa-onnx TTS engine', { skip: haveFixtures ? false : `fixtures not 
     ]);
     assert.equal(a.length, 3);
     assert.deepEqual(join32(a), join32(b));
+  });
+});
+
+describe('Kokoro packs', () => {
+  const kokoro = fixturePack('kokoro-multi-lang-v1_0', {
+    kind: 'tts-kokoro',
+    files: {
+      model: '/k/model.onnx',
+      voices: '/k/voices.bin',
+      tokens: '/k/tokens.txt',
+      lexicon: '/k/lexicon-us-en.txt,/k/lexicon-zh.txt',
+      lexiconGb: '/k/lexicon-gb-en.txt,/k/lexicon-zh.txt',
+      ruleFsts: '/k/phone-zh.fst,/k/date-zh.fst,/k/number-zh.fst',
+    },
+    languages: ['en', 'zh'],
+    voices: [
+      { speakerId: 0, id: 'af_alloy', accent: 'us', languages: ['en'] },
+      { speakerId: 1, id: 'bf_alice', accent: 'gb', languages: ['en'] },
+      { speakerId: 2, id: 'ef_dora', languages: ['es'], omit: true },
+    ],
+  });
+
+  it('passes the lexicons in upstream order, the gb one first for British voices, and the rule FSTs', () => {
+    const us = buildOfflineTtsConfig(kokoro, { espeakDataDir: '/data/espeak' });
+    assert.equal(us.model.kokoro?.lexicon, '/k/lexicon-us-en.txt,/k/lexicon-zh.txt');
+    assert.equal(us.ruleFsts, '/k/phone-zh.fst,/k/date-zh.fst,/k/number-zh.fst');
+    const gb = buildOfflineTtsConfig(kokoro, { espeakDataDir: '/data/espeak' }, 'gb');
+    assert.equal(gb.model.kokoro?.lexicon, '/k/lexicon-gb-en.txt,/k/lexicon-zh.txt');
+  });
+
+  it('offers no voice for an omitted speaker, and keeps the other speaker ids', () => {
+    const voices = buildPackVoices(kokoro, 4, 24000);
+    assert.deepEqual(
+      voices.map((v) => [v.id, v.languages.join('+')]),
+      [
+        ['af_alloy', 'en'],
+        ['bf_alice', 'en'],
+        ['kokoro-multi-lang-v1_0-3', 'en+zh'],
+      ],
+    );
   });
 });

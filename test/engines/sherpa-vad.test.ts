@@ -6,6 +6,9 @@ import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js'
 import type { TimeSpan } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { corpusEntries, loadCorpusAudio, rttmTurns, sileroPack } from './stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 
 function covered(region: TimeSpan, spans: TimeSpan[]): number {
   let seconds = 0;
@@ -20,7 +23,7 @@ function assertOrdered(spans: TimeSpan[], duration: number): void {
   });
 }
 
-describe('Silero VAD (sherpa, worker pool)', () => {
+describe('Silero VAD (sherpa, worker pool)', { skip: NEEDS }, () => {
   let pool: WorkerPool;
   let vad: StreamingVoiceActivityDetector;
   before(() => {

@@ -2,12 +2,12 @@
  * Model packs and corpus entries shared by the speech-to-text tests. Packs are described by hand
  * (pack detection is tested elsewhere); the files are the real shared models.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseWav } from '../../src/audio/wav.js';
 import type { PcmAudio } from '../../src/audio/pcm.js';
-import type { ModelPack, PackKind } from '../../src/models/pack.js';
-import { corpusDir, corpusFile, sharedModel } from '../helpers/models.js';
+import type { ModelPack, PackKind } from '../../src/engines/model-pack.js';
+import { corpusDir, corpusFile, REAL_TEST_MODELS, sharedModel } from '../helpers/models.js';
 
 function pack(id: string, kind: PackKind, files: Record<string, string>, languages: string[] = []): ModelPack {
   const dir = sharedModel(id);
@@ -22,20 +22,28 @@ function pack(id: string, kind: PackKind, files: Record<string, string>, languag
   };
 }
 
-export const sileroPack = (): ModelPack => pack('silero-vad-v5', 'vad-silero', { model: 'silero_vad.onnx' });
+export const sileroPack = (): ModelPack => pack(REAL_TEST_MODELS.VAD, 'vad-silero', { model: 'silero_vad.onnx' });
 
-export const streamingEnglishPack = (): ModelPack =>
-  pack(
-    'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile',
+/**
+ * The shared copy is the -mobile release with its encoder patched (see its README); a copy
+ * `parley models pull` installed is the full release, whose fp32 files run as they are.
+ */
+export const streamingEnglishPack = (): ModelPack => {
+  const id = REAL_TEST_MODELS.STREAMING_ENGLISH;
+  const first = (...names: string[]) => names.find((name) => existsSync(path.join(sharedModel(id), name))) ?? names[0]!;
+  const stem = 'epoch-12-avg-2-chunk-16-left-64';
+  return pack(
+    id,
     'asr-online-transducer',
     {
-      encoder: 'encoder-epoch-12-avg-2-chunk-16-left-64.int8.patched.onnx',
-      decoder: 'decoder-epoch-12-avg-2-chunk-16-left-64.onnx',
-      joiner: 'joiner-epoch-12-avg-2-chunk-16-left-64.int8.onnx',
+      encoder: first(`encoder-${stem}.int8.patched.onnx`, `encoder-${stem}.onnx`),
+      decoder: first(`decoder-${stem}.onnx`),
+      joiner: first(`joiner-${stem}.int8.onnx`, `joiner-${stem}.onnx`),
       tokens: 'tokens.txt',
     },
     ['en'],
   );
+};
 
 /** Not pretrained: marks energy above about -40 dBFS as one local speaker (see its README). */
 export const segmentationPack = (): ModelPack =>

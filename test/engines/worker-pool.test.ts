@@ -5,6 +5,9 @@ import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
 import { WorkerPool, createWorkerPool } from '../../src/engines/worker-pool.js';
 import { loadCorpusAudio, sileroPack } from './stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 
 /** A real task with real work: Silero VAD over a corpus recording. */
 function vadTask(samples: Float32Array, model?: string): VadTask {
@@ -13,7 +16,7 @@ function vadTask(samples: Float32Array, model?: string): VadTask {
   return { kind: 'vad', key: `test/vad#${config.sileroVad.model}`, config, bufferSeconds: 70, samples };
 }
 
-describe('WorkerPool', () => {
+describe('WorkerPool', { skip: NEEDS }, () => {
   let long: Float32Array;
   let short: Float32Array;
   before(() => {

@@ -4,13 +4,12 @@
  * cases reach the decoders and the pipeline), rate limits off. Prints one JSON line
  * {url, key, pid} when ready and stops on SIGTERM. PARLEY_FUZZ_MAX_AUDIO_SECONDS sets the cap.
  */
-import { capabilities } from '../../src/capabilities.js';
 import { modelsDirWith } from '../helpers/models.js';
 import { startTestServer } from '../helpers/server.js';
 
 const maxAudioSeconds = Number(process.env.PARLEY_FUZZ_MAX_AUDIO_SECONDS ?? 7200);
 const server = await startTestServer({
-  capabilities,
+  engines: true,
   config: {
     modelsDir: modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']),
     logLevel: process.env.PARLEY_FUZZ_LOG_LEVEL ?? 'error',

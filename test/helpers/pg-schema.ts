@@ -3,9 +3,10 @@
  * runs) sharing one database never see each other's tables; dropped afterwards.
  */
 import pg from 'pg';
+import { skipWhenMissing } from './skip.js';
 
 export const pgTestUrl = process.env.PARLEY_TEST_DATABASE_URL;
-export const skipWithoutPg: string | false = pgTestUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run; .ci/run does';
+export const skipWithoutPg = skipWhenMissing(!pgTestUrl && 'needs PostgreSQL: set PARLEY_TEST_DATABASE_URL (postgres://…); .ci/run does');
 
 /** Run `body` with a database URL whose search_path is a fresh schema; drop the schema after. */
 export async function withPgSchema<T>(name: string, body: (url: string) => Promise<T>): Promise<T> {

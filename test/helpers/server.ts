@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KEY_ROLES } from '../../src/accounts/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { startServer, type CapabilityInstaller, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 
 export interface TestServer {
   url: string;
@@ -22,21 +22,27 @@ export interface TestServer {
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
+/**
+ * `engines: true` loads the packs of config.modelsDir (synthesis, transcription, model admin);
+ * without it the server has accounts, voices and dictionaries only, plus transcription and jobs
+ * when a stand-in `transcribe` is given.
+ */
 export async function startTestServer(
-  options: { config?: DeepPartial<Config>; capabilities?: CapabilityInstaller[]; env?: NodeJS.ProcessEnv } = {},
+  options: { config?: DeepPartial<Config>; env?: NodeJS.ProcessEnv } & Omit<ServerOptions, 'logger' | 'onFirstKey'> = {},
 ): Promise<TestServer> {
+  const { config: overrides, env, ...serverOptions } = options;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-test-'));
-  const config = loadConfig(options.env ?? {}, {
+  const config = loadConfig(env ?? {}, {
     port: 0,
     host: '127.0.0.1',
     dataDir,
     modelsDir: path.join(dataDir, 'models'),
     allowedPrivateHosts: ['127.0.0.1'],
-    ...(options.config as object),
+    ...(overrides as object),
   });
-  const server = await startServer(config, { logger: false, capabilities: options.capabilities ?? [] });
+  const server = await startServer(config, { logger: false, engines: false, ...serverOptions });
   // The operator's key, as the first key a real server prints: an admin key.
-  const created = await server.services.apiKeys.create({ name: 'test', role: KEY_ROLES.admin });
+  const created = await server.storage.apiKeys.create({ name: 'test', role: KEY_ROLES.admin });
   const api = (pathname: string, init: RequestInit & { json?: unknown } = {}) => {
     const headers = new Headers(init.headers);
     if (!headers.has('authorization')) headers.set('authorization', `Bearer ${created.key}`);

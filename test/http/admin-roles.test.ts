@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KEY_ROLES } from '../../src/accounts/api-keys.js';
-import { capabilities } from '../../src/capabilities.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('admin routes need an admin key', () => {
@@ -15,8 +14,8 @@ describe('admin routes need an admin key', () => {
   let adminRoutes: Array<{ method: string; path: string }>;
 
   before(async () => {
-    s = await startTestServer({ capabilities });
-    userKey = (await s.server.services.apiKeys.create({ name: 'user', role: KEY_ROLES.user })).key;
+    s = await startTestServer({ engines: true });
+    userKey = (await s.server.storage.apiKeys.create({ name: 'user', role: KEY_ROLES.user })).key;
     const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     adminRoutes = Object.entries(doc.paths)
       .filter(([p]) => p.startsWith('/api/v1/admin/'))

@@ -91,7 +91,7 @@ describe('key lookup cache', () => {
   after(() => s.close());
 
   it('a valid key is looked up once per TTL', async () => {
-    const created = await s.server.services.apiKeys.create({ name: 'cached' });
+    const created = await s.server.storage.apiKeys.create({ name: 'cached' });
     lookups = 0;
     for (let i = 0; i < 5; i++) {
       const r = await fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
@@ -101,11 +101,11 @@ describe('key lookup cache', () => {
   });
 
   it('a key revoked by another process (the CLI, another node) stops working within the TTL', async () => {
-    const created = await s.server.services.apiKeys.create({ name: 'to-revoke' });
+    const created = await s.server.storage.apiKeys.create({ name: 'to-revoke' });
     const call = () => fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
     assert.equal((await call()).status, 200);
     // Another service on the same database, as `parley keys revoke` has: this server's cache is not told.
-    const { db } = s.server.services.store;
+    const { db } = s.server.storage.store;
     const elsewhere = new ApiKeyService(new ApiKeyRepository(db), new AccountRepository(db));
     assert.equal(await elsewhere.revoke(created.row.id), true);
     const revokedAt = Date.now();
@@ -118,10 +118,10 @@ describe('key lookup cache', () => {
   });
 
   it('a key revoked through this process is refused at once', async () => {
-    const created = await s.server.services.apiKeys.create({ name: 'revoked-here' });
+    const created = await s.server.storage.apiKeys.create({ name: 'revoked-here' });
     const call = () => fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: `Bearer ${created.key}` } });
     assert.equal((await call()).status, 200);
-    await s.server.services.apiKeys.revoke(created.row.id);
+    await s.server.storage.apiKeys.revoke(created.row.id);
     assert.equal((await call()).status, 401);
   });
 });

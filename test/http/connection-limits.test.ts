@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { countSentences } from '../helpers/counting-engines.js';
 import { connectRaw, parseResponse, within } from '../helpers/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -36,7 +35,7 @@ describe('HTTP timeouts', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer({
-      capabilities,
+      engines: true,
       config: {
         http: { headersTimeoutMs: 500, bodyTimeoutMs: 1_000, keepAliveTimeoutMs: 300, writeStallTimeoutMs: 500 },
         rateLimits: { synthesis: { perMinute: 0 } },
@@ -107,7 +106,7 @@ describe('HTTP timeouts', () => {
   });
 
   it('an SSE stream whose client stops reading is closed and its synthesis stopped', async () => {
-    const probe = countSentences(s.server.services.voices);
+    const probe = countSentences(s.server.voices);
     try {
       const serverSide = nextServerSocket(s);
       const c = await connectRaw(s.url);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { errorClasses } from '../../src/errors.js';
-import { toDomainError, wireBody } from '../../src/http/plugins/error-mapping.js';
+import * as errors from '../../src/errors.js';
+import { streamErrorMessage, toDomainError, toWireError } from '../../src/http/plugins/error-mapping.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('error contract', () => {
@@ -11,17 +11,64 @@ describe('error contract', () => {
   });
   after(() => s.close());
 
-  it('maps every error class to a status and both family bodies', () => {
+  /** Every ParleyError subclass the module exports, found by looking, so a new one cannot be missed. */
+  type ErrorClass = (new (...args: unknown[]) => errors.ParleyError) & { name: string };
+  const errorClasses = (Object.values(errors) as unknown[]).filter(
+    (v): v is ErrorClass => typeof v === 'function' && v.prototype instanceof errors.ParleyError,
+  );
+  // Constructor arguments of the classes that need some: a limit, a retry delay.
+  const argsFor: Record<string, unknown[]> = {
+    AudioTooLongError: [7200],
+    PayloadTooLargeError: [1024],
+    RateLimitedError: [3],
+    InferenceUnavailableError: ['restarting', 2],
+  };
+  // The wire error types the spec defines for the synthesis family, by status.
+  const specTypes: Record<number, string> = {
+    400: 'InvalidRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    408: 'RequestTimeout',
+    409: 'Conflict',
+    413: 'PayloadTooLarge',
+    429: 'TooManyRequests',
+    500: 'InternalServerError',
+    503: 'ServiceUnavailable',
+  };
+
+  it('maps every exported error class to its status and the spec type of both families', () => {
+    assert.ok(errorClasses.length >= 17, `found ${errorClasses.length} error classes`);
     for (const Cls of errorClasses) {
-      const err = new (Cls as any)(...(Cls.name === 'PayloadTooLargeError' ? [1] : Cls.name === 'RateLimitedError' ? [1] : []));
-      assert.equal(toDomainError(err, 'speech'), err);
-      const speech = wireBody(err, 'speech', 'r1');
+      const err = new Cls(...(argsFor[Cls.name] ?? ['because']));
+      assert.equal(toDomainError(err, 'speech'), err, Cls.name);
+      const speech = toWireError(err, 'speech', 'r1');
       assert.equal(speech.status, err.status, Cls.name);
-      assert.equal(typeof (speech.body as any).error, 'string');
-      assert.equal(typeof (speech.body as any).message, 'string');
-      const stt = wireBody(err, 'stt', 'r1');
-      assert.deepEqual(Object.keys(stt.body).sort(), ['error', 'request_id']);
+      if (err.status === 499) {
+        // The client is gone: nothing is sent, and the type says so should it ever be logged.
+        assert.equal(speech.body.error, 'ClientClosedRequest', Cls.name);
+        continue;
+      }
+      assert.equal(speech.body.error, specTypes[err.status], `${Cls.name}: type for ${err.status}`);
+      assert.equal(speech.body.error, err.code, `${Cls.name}: the code is the wire type`);
+      assert.equal(speech.body.message, err.status === 500 ? 'An unexpected error occurred' : err.message, Cls.name);
+      const stt = toWireError(err, 'stt', 'r1');
+      assert.equal(stt.status, err.status);
+      assert.deepEqual(Object.keys(stt.body).sort(), ['error', 'request_id'], Cls.name);
+      assert.equal(stt.body.request_id, 'r1');
+      if (err.retryAfterSeconds !== undefined) assert.equal(speech.retryAfter, Math.max(1, Math.ceil(err.retryAfterSeconds)), Cls.name);
+      else assert.equal(speech.retryAfter, undefined, Cls.name);
     }
+  });
+
+  it('gives a stream the REST body with its status: a 4xx keeps its own type', () => {
+    const message = streamErrorMessage(toWireError(new errors.InvalidRequestError('voice_id is unknown'), 'speech', 'r2'), 'r2');
+    assert.deepEqual(message, { error: 'InvalidRequest', message: 'voice_id is unknown', status: '400', request_id: 'r2' });
+    const busy = streamErrorMessage(toWireError(new errors.OverloadedError(2.2), 'speech', 'r3'), 'r3');
+    assert.deepEqual(busy, { error: 'ServiceUnavailable', message: 'Server is busy. Please try again later.', status: '503', request_id: 'r3', retry_after: 3 });
+    const unexpected = streamErrorMessage(toWireError(new Error('secret detail'), 'speech', 'r4'), 'r4');
+    assert.deepEqual(unexpected, { error: 'InternalServerError', message: 'An unexpected error occurred', status: '500', request_id: 'r4' });
   });
 
   it('answers 401 with the synthesis body when the key is missing or wrong', async () => {

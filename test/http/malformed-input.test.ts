@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { DuplicateJobError, JobRepository } from '../../src/store/job-repository.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { expectSttError } from '../helpers/stt-errors.js';
@@ -28,7 +27,7 @@ describe('malformed input', () => {
   let s: TestServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   before(async () => {
-    [s, receiver] = await Promise.all([startTestServer({ capabilities, config: quiet }), startReceiver()]);
+    [s, receiver] = await Promise.all([startTestServer({ engines: true, config: quiet }), startReceiver()]);
   });
   after(async () => {
     await s?.close();
@@ -155,7 +154,7 @@ async function concurrentSubmissions(s: TestServer, receiverUrl: string): Promis
   }
 
   // The race itself, made certain: both submissions pass the existence check before either inserts.
-  const repo = new JobRepository(s.server.services.store.db, s.server.services.store.backend);
+  const repo = new JobRepository(s.server.storage.store.db, s.server.storage.store.backend);
   const job = (id: string) => ({
     id,
     accountId: s.accountId,
@@ -180,7 +179,7 @@ describe('concurrent submissions with the same X-Request-Id', () => {
   after(() => receiver?.close());
 
   it('SQLite: one job, 409 for the others', async () => {
-    const s = await startTestServer({ capabilities, config: quiet });
+    const s = await startTestServer({ engines: true, config: quiet });
     try {
       await concurrentSubmissions(s, receiver.url);
     } finally {
@@ -190,7 +189,7 @@ describe('concurrent submissions with the same X-Request-Id', () => {
 
   it('PostgreSQL: one job, 409 for the others', { skip: skipWithoutPg }, () =>
     withPgSchema('dup', async (databaseUrl) => {
-      const s = await startTestServer({ capabilities, config: { ...quiet, databaseUrl } });
+      const s = await startTestServer({ engines: true, config: { ...quiet, databaseUrl } });
       try {
         await concurrentSubmissions(s, receiver.url);
       } finally {

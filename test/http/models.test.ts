@@ -7,7 +7,6 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, truncateSync, statSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { sharedModel } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -33,7 +32,7 @@ before(async () => {
   cpSync(sharedModel('fake-piper-tones-en_US-16k'), broken, { recursive: true });
   rmSync(path.join(broken, 'model-no-metadata.onnx'));
   truncateSync(path.join(broken, 'model.onnx'), Math.floor(statSync(path.join(broken, 'model.onnx')).size / 2));
-  s = await startTestServer({ capabilities, config: { modelsDir } });
+  s = await startTestServer({ engines: true, config: { modelsDir } });
 });
 after(() => s?.close());
 

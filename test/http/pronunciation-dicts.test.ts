@@ -21,7 +21,7 @@ describe('pronunciation dictionaries (decisions.md point 14)', () => {
     const updated = await (await s.api('/api/v1/pronunciation-dicts', { method: 'PUT', json: { id: created.id, items: [{ word: 'SQL', pronunciation: 'sequel' }] } })).json();
     assert.deepEqual(updated.items, [{ word: 'SQL', pronunciation: 'sequel' }]);
 
-    const other = await s.server.services.apiKeys.create({ name: 'other' });
+    const other = await s.server.storage.apiKeys.create({ name: 'other' });
     const foreign = await fetch(`${s.url}/api/v1/pronunciation-dicts`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' },

@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { modelsDirWith } from '../helpers/models.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -18,7 +17,7 @@ const MAX_PREPARED = 12_000;
 let s: TestServer;
 before(async () => {
   s = await startTestServer({
-    capabilities,
+    engines: true,
     config: {
       modelsDir: modelsDirWith([TONES_16K]),
       limits: { maxOutputSeconds: MAX_OUTPUT_SECONDS, maxPreparedTextChars: MAX_PREPARED, maxDictsPerAccount: 3 },
@@ -31,7 +30,7 @@ after(() => s?.close());
 
 /** A fresh account on `server`: the per-account dictionary cap is under test. */
 async function newAccount(server: TestServer = s): Promise<(path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>> {
-  const { key } = await server.server.services.apiKeys.create({ name: 'limits' });
+  const { key } = await server.server.storage.apiKeys.create({ name: 'limits' });
   return (path, init = {}) =>
     server.api(path, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } });
 }

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeAudio } from '../../src/audio/decode.js';
 import { parseWav } from '../../src/audio/wav.js';
-import { capabilities } from '../../src/capabilities.js';
 import { countSentences } from '../helpers/counting-engines.js';
 import { modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -23,7 +22,7 @@ let s: TestServer;
 
 before(async () => {
   s = await startTestServer({
-    capabilities,
+    engines: true,
     config: { modelsDir: modelsDirWith(['fake-piper-tones-en_US-16k', 'fake-piper-tones-en_US-22k-2spk']) },
   });
 });
@@ -254,7 +253,7 @@ describe('pronunciation dictionaries', () => {
 });
 
 describe('streaming behaviour', () => {
-  const instrument = () => countSentences(s.server.services.voices);
+  const instrument = () => countSentences(s.server.voices);
 
   const sentences = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
 

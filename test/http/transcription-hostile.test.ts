@@ -11,12 +11,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { capabilities } from '../../src/capabilities.js';
 import { adtsBomb, allBombs, flacBomb, oggOpusBomb } from '../fuzz/bombs.js';
 import { aiff, flacHeader, floatsWith, tone16, wav } from '../fuzz/hostile-audio.js';
-import { modelsDirWith } from '../helpers/models.js';
+import { REAL_TEST_MODELS, modelsDirWith, needs } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
 const INVALID_FORMAT = 'Invalid file format. Supported formats: audio/*';
 const MODELS = ['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile'];
@@ -42,12 +43,12 @@ function ffmpegChildren(): number {
 /** A server with the real engines, rate limits off, and `limits`/`ffmpeg` settings of the test's own. */
 function startHostileServer(config: { limits?: Record<string, number>; ffmpeg?: Record<string, number> } = {}): Promise<TestServer> {
   return startTestServer({
-    capabilities,
+    engines: true,
     config: { modelsDir: modelsDirWith(MODELS), logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, ...config },
   });
 }
 
-describe('POST /api/v1/stt/get_text with hostile input', () => {
+describe('POST /api/v1/stt/get_text with hostile input', { skip: NEEDS }, () => {
   let s: TestServer;
   before(async () => {
     s = await startHostileServer();
@@ -176,7 +177,7 @@ describe('POST /api/v1/stt/get_text with hostile input', () => {
   });
 });
 
-describe('POST /api/v1/stt/get_text with a 10 s cap and one ffmpeg slot', () => {
+describe('POST /api/v1/stt/get_text with a 10 s cap and one ffmpeg slot', { skip: NEEDS }, () => {
   let s: TestServer;
   before(async () => {
     s = await startHostileServer({ limits: { maxAudioSeconds: 10 }, ffmpeg: { maxConcurrent: 1, queueSize: 0 } });
@@ -216,7 +217,7 @@ function oggOpusWithChannels(channels: number): Uint8Array {
   return new Uint8Array(out);
 }
 
-describe('POST /api/v1/stt/get_text with one decode slot and no queue', () => {
+describe('POST /api/v1/stt/get_text with one decode slot and no queue', { skip: NEEDS }, () => {
   let s: TestServer;
   before(async () => {
     s = await startHostileServer({ limits: { maxConcurrentDecodes: 1, decodeQueueSize: 0 } });

@@ -6,18 +6,19 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { verifyWebhookSignature } from '../../src/jobs/webhook-signature.js';
 import { version } from '../../src/version.js';
-import { corpusFile, modelsDirWith } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver, type ReceivedWebhook } from '../jobs/fixtures/receiver.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const AUDIO = 'en/cmu-arctic-axb-a0004.wav';
 const INVALID_FORMAT = 'Invalid file format. Supported formats: audio/*';
 const RESULT_FIELDS = ['status', 'request_id', 'transcription', 'language', 'words', 'utterances', 'duration', 'metadata'];
 
-describe('POST /api/v1/stt/get_text with webhook_url', () => {
+describe('POST /api/v1/stt/get_text with webhook_url', { skip: NEEDS }, () => {
   let s: TestServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secret: string;
@@ -65,7 +66,7 @@ describe('POST /api/v1/stt/get_text with webhook_url', () => {
     const modelsDir = modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']);
     [s, receiver] = await Promise.all([
       startTestServer({
-        capabilities,
+        engines: true,
         config: {
           modelsDir,
           logLevel: 'warn',
@@ -76,7 +77,7 @@ describe('POST /api/v1/stt/get_text with webhook_url', () => {
       startReceiver(),
     ]);
     // The secret the CLI shows for this key's account (`parley keys webhook-secret`).
-    const account = await s.server.services.accounts.find(s.accountId);
+    const account = await s.server.storage.accounts.find(s.accountId);
     assert.ok(account);
     secret = account.webhook_secret;
   });
@@ -215,7 +216,7 @@ describe('POST /api/v1/stt/get_text with webhook_url', () => {
     assert.equal(unknown.status, 404);
     const unknownBody = (await unknown.json()) as any;
     assert.deepEqual(Object.keys(unknownBody).sort(), ['error', 'request_id']);
-    const other = await s.server.services.apiKeys.create({ name: 'other' });
+    const other = await s.server.storage.apiKeys.create({ name: 'other' });
     const foreign = await fetch(`${s.url}/api/v1/stt/jobs/${body.request_id}`, { headers: { authorization: `Bearer ${other.key}` } });
     assert.equal(foreign.status, 404);
   });

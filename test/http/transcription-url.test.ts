@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
-import { corpusFile, modelsDirWith } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const AUDIO = 'en/cmu-arctic-aew-a0003.wav';
 const INVALID_FORMAT = 'Invalid file format. Supported formats: audio/*';
@@ -84,7 +85,7 @@ async function startFileServer(wav: Buffer): Promise<{ base: string; close(): Pr
   };
 }
 
-describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
+describe('POST /api/v1/stt/get_text with a JSON {url}', { skip: NEEDS }, () => {
   let s: TestServer;
   let strict: TestServer;
   let files: Awaited<ReturnType<typeof startFileServer>>;
@@ -109,10 +110,10 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', () => {
     const common = { logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } };
     [s, strict, files] = await Promise.all([
       startTestServer({
-        capabilities,
+        engines: true,
         config: { ...common, modelsDir: modelsDirWith(names), transcription: { urlTotalTimeoutMs: TOTAL_TIMEOUT_MS } },
       }),
-      startTestServer({ capabilities, config: { ...common, modelsDir: modelsDirWith(names), allowedPrivateHosts: [] } }),
+      startTestServer({ engines: true, config: { ...common, modelsDir: modelsDirWith(names), allowedPrivateHosts: [] } }),
       startFileServer(wav),
     ]);
   });

@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../src/capabilities.js';
 import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
 import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
-import { corpusFile, modelsDirWith, sttTestPacks } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs, sttTestPacks } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectSttError } from '../helpers/stt-errors.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const SOURCE = 'en/jfk-inaugural-1961.wav';
 const MULTI_SPEAKER = 'diarization/picovoice-falcon-3spk.wav';
@@ -34,7 +35,7 @@ interface Utterance {
 }
 type Result = Record<string, any> & { words: Word[]; utterances: Utterance[] };
 
-describe('POST /api/v1/stt/get_text', () => {
+describe('POST /api/v1/stt/get_text', { skip: NEEDS }, () => {
   let s: TestServer;
   let formats: FormatSet;
   let reference: Result;
@@ -66,7 +67,7 @@ describe('POST /api/v1/stt/get_text', () => {
     const modelsDir = modelsDirWith(sttTestPacks);
     [s, formats] = await Promise.all([
       // The rate limit is not under test here (its burst is smaller than the number of requests below).
-      startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } }),
+      startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } }),
       makeFormatSet(corpusFile(SOURCE)),
     ]);
     reference = await transcribe('', formats.reference.bytes);
@@ -362,7 +363,7 @@ describe('POST /api/v1/stt/get_text', () => {
 describe('POST /api/v1/stt/get_text with an operator-set upload cap', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ capabilities, config: { modelsDir: modelsDirWith([]), logLevel: 'warn', limits: { maxUploadBytes: 1.5 * 1024 * 1024 } } });
+    s = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith([]), logLevel: 'warn', limits: { maxUploadBytes: 1.5 * 1024 * 1024 } } });
   });
   after(async () => s?.close());
 

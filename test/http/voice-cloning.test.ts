@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { decodeAudio } from '../../src/audio/decode.js';
 import { parseWav } from '../../src/audio/wav.js';
-import { capabilities } from '../../src/capabilities.js';
 import { measurePitch, semitonesBetween } from '../../src/synthesis/voice-profile.js';
 import { corpusDir, corpusFile, modelsDirWith } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -51,10 +50,10 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', () => {
 
   before(async () => {
     s = await startTestServer({
-      capabilities,
+      engines: true,
       config: { modelsDir: modelsDirWith(['silero-vad-v5']), cloning: { maxClonesPerAccount: MAX_CLONES } } as never,
     });
-    otherKey = (await s.server.services.apiKeys.create({ name: 'other' })).key;
+    otherKey = (await s.server.storage.apiKeys.create({ name: 'other' })).key;
   });
   after(() => s?.close());
 
@@ -183,7 +182,7 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', () => {
 
     const listed = await (await s.api('/api/v1/tts-large/get_cloned_voices')).json();
     assert.equal(listed.voices.length, MAX_CLONES);
-    const samples = await s.server.services.store.db.selectFrom('cloned_voice_samples').select('voice_id').execute();
+    const samples = await s.server.storage.store.db.selectFrom('cloned_voice_samples').select('voice_id').execute();
     assert.equal(samples.length, MAX_CLONES);
   });
 
@@ -211,7 +210,7 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', () => {
     const speech = await getSpeech('tts-v3.1', voiceId);
     assert.equal(speech.status, 400);
     assert.match((await speech.json()).message, /is not a voice of tts-v3\.1/);
-    const samples = await s.server.services.store.db.selectFrom('cloned_voice_samples').select('voice_id').where('voice_id', '=', voiceId).execute();
+    const samples = await s.server.storage.store.db.selectFrom('cloned_voice_samples').select('voice_id').where('voice_id', '=', voiceId).execute();
     assert.deepEqual(samples, []);
     const listed = await (await s.api('/api/v1/tts-large/get_cloned_voices')).json();
     assert.deepEqual(listed.voices.map((v: any) => v.voiceId), [clones.female.voiceId]);

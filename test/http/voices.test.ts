@@ -9,10 +9,10 @@ describe('voice catalogue and cloned voices', () => {
   let otherAccount: string;
   before(async () => {
     s = await startTestServer();
-    const other = await s.server.services.apiKeys.create({ name: 'other' });
+    const other = await s.server.storage.apiKeys.create({ name: 'other' });
     otherKey = other.key;
     otherAccount = other.account.id;
-    const repo = new ClonedVoiceRepository(s.server.services.store.db);
+    const repo = new ClonedVoiceRepository(s.server.storage.store.db);
     const row = (id: string, account: string, name: string) => ({
       id,
       account_id: account,

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InvalidRequestError } from '../../src/errors.js';
-import { installJobs } from '../../src/jobs/install-jobs.js';
 import type { JobLogger } from '../../src/jobs/job-events.js';
 import type { JobService, JobView } from '../../src/jobs/job-service.js';
 import { parseWebhookExtra } from '../../src/jobs/webhook-extra.js';
@@ -27,12 +26,10 @@ async function startWithJobs(config: object = {}): Promise<{ t: TestServer; jobs
   const log: JobLogger = { ...silent, error: (_obj, msg) => logged.push(msg) };
   const t = await startTestServer({
     config: { webhooks: fastWebhooks, ...config },
-    capabilities: [
-      async (services) => {
-        jobs = await installJobs(services, { transcribe: wavTranscribe(), log });
-      },
-    ],
+    transcribe: wavTranscribe(),
+    jobs: { log },
   });
+  jobs = t.server.jobs!.service;
   const errors: unknown[] = [];
   jobs.events.on('job:error', (e) => errors.push(e.error));
   return { t, jobs, errors, logged };
@@ -99,7 +96,7 @@ describe('webhook delivery', () => {
     assert.equal(got.headers['content-type'], 'application/json');
     assert.equal(got.headers['user-agent'], `Parley-Webhooks/${version}`);
     assert.equal(got.headers['x-webhook-attempt'], '1');
-    const account = await t.server.services.accounts.find(t.accountId);
+    const account = await t.server.storage.accounts.find(t.accountId);
     const signature = String(got.headers['x-webhook-signature']);
     assert.match(signature, /^t=\d+,v1=[0-9a-f]{64}$/);
     assert.equal(verifyWebhookSignature(account!.webhook_secret, got.body, signature), true);
@@ -120,7 +117,7 @@ describe('webhook delivery', () => {
     assert.equal(body.attempts[0].attempt, 1);
     assert.ok(!Number.isNaN(Date.parse(body.attempts[0].at)));
 
-    const other = await t.server.services.apiKeys.create({ name: 'other' });
+    const other = await t.server.storage.apiKeys.create({ name: 'other' });
     const foreign = await fetch(`${t.url}/api/v1/stt/jobs/${requestId}`, { headers: { authorization: `Bearer ${other.key}` } });
     assert.equal(foreign.status, 404);
     const err = (await foreign.json()) as any;

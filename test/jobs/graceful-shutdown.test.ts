@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { installJobs } from '../../src/jobs/install-jobs.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { openStore } from '../../src/store/database.js';
 import type { Transcribe } from '../../src/transcription/types.js';
@@ -27,9 +26,10 @@ describe('graceful node shutdown', () => {
     let jobs!: JobService;
     const s = await startTestServer({
       config: { webhooks: { pollMs: 20, concurrency: 2 } },
-      capabilities: [async (services) => void (jobs = await installJobs(services, { transcribe, log: silent }))],
+      transcribe, jobs: { log: silent },
     });
-    const { db } = s.server.services.store;
+    jobs = s.server.jobs!.service;
+    const { db } = s.server.storage.store;
     const row = (requestId: string) => db.selectFrom('jobs').select(['state', 'locked_by', 'attempts']).where('request_id', '=', requestId).executeTakeFirstOrThrow();
     let closed = false;
     try {

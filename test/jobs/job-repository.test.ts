@@ -3,6 +3,7 @@
  * the conditional UPDATE, PostgreSQL by FOR UPDATE SKIP LOCKED across two connection pools), a
  * stale lock is recovered, and a worker that lost its lock cannot overwrite the new owner.
  */
+import { skipWithoutPg } from '../helpers/pg-schema.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,7 +115,7 @@ describe('job repository', () => {
   });
 
   const pgUrl = process.env.PARLEY_TEST_DATABASE_URL;
-  it('claims with FOR UPDATE SKIP LOCKED across two pools on PostgreSQL', { skip: pgUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run' }, async () => {
+  it('claims with FOR UPDATE SKIP LOCKED across two pools on PostgreSQL', { skip: skipWithoutPg }, async () => {
     const schema = `jobs_${Date.now()}_${process.pid}`;
     const admin = new pg.Client({ connectionString: pgUrl });
     await admin.connect();

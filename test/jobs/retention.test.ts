@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { installJobs } from '../../src/jobs/install-jobs.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { plainOptions as options, silentLog as silent, until } from './fixtures/job-options.js';
@@ -24,8 +23,10 @@ async function startWithJobs(retentionDays: number): Promise<{ t: TestServer; jo
       retention: { days: retentionDays, intervalMs: 100, batchSize: 2 },
       rateLimits: { transcription: { perMinute: 0 } },
     },
-    capabilities: [async (services) => void (jobs = await installJobs(services, { transcribe: wavTranscribe(), log: silent }))],
+    transcribe: wavTranscribe(),
+    jobs: { log: silent },
   });
+  jobs = t.server.jobs!.service;
   const deleted: number[] = [];
   jobs.events.on('jobs:deleted', (e) => deleted.push(e.count));
   return { t, jobs, deleted };
@@ -67,7 +68,7 @@ describe('retention', () => {
       assert.equal(deleted.reduce((a, b) => a + b, 0), 3, 'three jobs deleted, in batches of at most two');
       assert.ok(deleted.length >= 1);
 
-      const { db } = t.server.services.store;
+      const { db } = t.server.storage.store;
       const left = await sql<{ n: number }>`select count(*) as n from job_attempts a join jobs j on j.id = a.job_id where j.request_id like 'done-%'`.execute(db);
       assert.equal(Number(left.rows[0]!.n), 0, 'their attempts went with them');
       const orphans = await sql<{ n: number }>`select count(*) as n from job_attempts where job_id not in (select id from jobs)`.execute(db);
@@ -89,7 +90,7 @@ describe('retention', () => {
       await jobs.submit({ accountId: t.accountId, requestId: 'kept', input: { bytes: makeWav(0.2), contentType: 'audio/wav' }, options, webhookUrl: receiver.url, webhookExtra: {} });
       await until('the job to succeed', async () => (await status(t, 'kept')).body.state === 'succeeded');
       // Make it finished long ago: with retention off it stays anyway.
-      await t.server.services.store.db.updateTable('jobs').set({ finished_at: '2000-01-01T00:00:00.000Z' }).execute();
+      await t.server.storage.store.db.updateTable('jobs').set({ finished_at: '2000-01-01T00:00:00.000Z' }).execute();
       await new Promise((r) => setTimeout(r, 500));
       assert.equal((await status(t, 'kept')).status, 200);
       assert.deepEqual(deleted, []);

@@ -18,10 +18,12 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.js';
 import { randomBase62 } from '../../src/store/ids.js';
-import { corpusFile, modelsDirWith, repoRoot } from '../helpers/models.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs, repoRoot } from '../helpers/models.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { until } from './fixtures/job-options.js';
 import { startReceiver } from './fixtures/receiver.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const JOBS_PER_NODE = 30;
 const MANAGEMENT_BURST = 6;
@@ -70,7 +72,7 @@ async function count(store: Store, query: ReturnType<typeof sql<{ n: string | nu
   return Number((await query.execute(store.db)).rows[0]!.n);
 }
 
-describe('two nodes on one PostgreSQL database', () => {
+describe('two nodes on one PostgreSQL database', { skip: NEEDS }, () => {
   it('share jobs, keys, dictionaries and rate limits, and lose nothing when one is killed', { skip: skipWithoutPg, timeout: 240_000 }, (t) =>
     withPgSchema('two_nodes', async (databaseUrl) => {
       const operatorKey = `sk_${randomBase62(40)}`;

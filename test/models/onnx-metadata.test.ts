@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { OnnxFormatError, parseOnnxMetadata, readOnnxMetadata, readOnnxMetadataSync } from '../../src/models/onnx-metadata.js';
-import { sharedModel } from '../helpers/models.js';
+import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
+
+const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
 describe('ONNX metadata reader', () => {
   it('reads the Piper metadata of the fixtures', async () => {
@@ -23,12 +25,12 @@ describe('ONNX metadata reader', () => {
     assert.equal(md2.sample_rate, '22050');
   });
 
-  it('gives {} for a valid model without metadata', () => {
+  it('gives {} for a valid model without metadata', { skip: NEEDS_REAL }, () => {
     assert.deepEqual(readOnnxMetadataSync(path.join(sharedModel('fake-piper-tones-en_US-16k'), 'model-no-metadata.onnx')), {});
     assert.deepEqual(readOnnxMetadataSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx')), {});
   });
 
-  it('reads the metadata of the other shared packs', () => {
+  it('reads the metadata of the other shared packs', { skip: NEEDS_REAL }, () => {
     const seg = readOnnxMetadataSync(path.join(sharedModel('fake-pyannote-segmentation-energy'), 'model.onnx'));
     assert.equal(seg.model_type, 'pyannote-segmentation-3.0');
     assert.equal(seg.num_classes, '7');
@@ -42,7 +44,7 @@ describe('ONNX metadata reader', () => {
     assert.equal(readOnnxMetadataSync(path.join(kws, 'decoder-epoch-12-avg-2-chunk-16-left-64.onnx')).context_size, '2');
   });
 
-  it('throws on truncated copies and on files that are not ONNX', () => {
+  it('throws on truncated copies and on files that are not ONNX', { skip: NEEDS_REAL }, () => {
     const bytes = readFileSync(path.join(sharedModel('fake-piper-tones-en_US-16k'), 'model.onnx'));
     const dir = mkdtempSync(path.join(tmpdir(), 'parley-onnx-'));
     for (const cut of [10, Math.floor(bytes.length / 2), bytes.length - 3]) {

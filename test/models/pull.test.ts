@@ -14,9 +14,11 @@ import { findCatalogueEntry, listCatalogue, recommendedPreset } from '../../src/
 import { scanModelPacks } from '../../src/models/detect.js';
 import { runModelsCommand } from '../../src/models/models-command.js';
 import { partialFile, pullPack } from '../../src/models/pull.js';
-import { packKinds } from '../../src/models/pack.js';
-import { modelsDirWith, sharedModel } from '../helpers/models.js';
+import { packKinds } from '../../src/engines/model-pack.js';
+import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
+
+const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
 const espeakDataDir = process.env.PARLEY_ESPEAK_DATA_DIR ?? debianEspeakDataDir;
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
@@ -188,7 +190,7 @@ describe('pullPack', () => {
     assert.deepEqual(readdirSync(modelsDir), []);
   });
 
-  it('installs a single-file asset into its own folder', async () => {
+  it('installs a single-file asset into its own folder', { skip: NEEDS_REAL }, async () => {
     const modelsDir = tmp('parley-pull-');
     const bytes = readFileSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx'));
     server.files.set('/silero_vad.onnx', bytes);
@@ -221,7 +223,8 @@ describe('catalogue', () => {
       else assert.ok(e.url.endsWith(`/${e.id}.${e.format}`), `${e.id}: archive named like the pack`);
       if (e.kind.startsWith('tts-')) assert.ok((e.voices ?? []).length > 0, `${e.id} voices`);
     }
-    for (const lang of ['en', 'hi', 'es', 'fr', 'de', 'it', 'nl', 'pl', 'ru', 'sv', 'ar', 'ml', 'te']) {
+    // Telugu is not in the list: sherpa-onnx publishes no Piper voice for it.
+    for (const lang of ['en', 'hi', 'es', 'fr', 'de', 'it', 'nl', 'pl', 'ru', 'sv', 'ar', 'ml']) {
       assert.ok(entries.some((e) => e.kind === 'tts-vits' && e.languages.includes(lang)), `a Piper voice for ${lang}`);
     }
     assert.ok(entries.some((e) => e.url.includes('/speaker-recongition-models/')));
@@ -230,7 +233,7 @@ describe('catalogue', () => {
 });
 
 describe('runModelsCommand', () => {
-  it('lists, verifies and removes packs', async () => {
+  it('lists, verifies and removes packs', { skip: NEEDS_REAL }, async () => {
     const modelsDir = modelsDirWith(SHARED_PACKS);
     const dataDir = tmp('parley-data-');
     const opts = (out: Writable) => ({ modelsDir, dataDir, espeakDataDir, out, err: out });
@@ -269,7 +272,7 @@ describe('runModelsCommand', () => {
     assert.match(s.text(), /pull --recommended/);
   });
 
-  it('pulls a catalogue pack through fetchImpl and verifies it', async () => {
+  it('pulls a catalogue pack through fetchImpl and verifies it', { skip: NEEDS_REAL }, async () => {
     const modelsDir = tmp('parley-models-');
     const dataDir = tmp('parley-data-');
     const silero = readFileSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx'));

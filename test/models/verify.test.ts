@@ -5,10 +5,12 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
 import { scanModelPacks } from '../../src/models/detect.js';
-import type { ModelPack } from '../../src/models/pack.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
 import { testLoadPack, verdictCacheDir, verifyPackVerdicts, verifyPacks } from '../../src/models/verify.js';
-import { modelsDirWith, sharedModel } from '../helpers/models.js';
+import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
+
+const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
 const espeakDataDir = process.env.PARLEY_ESPEAK_DATA_DIR ?? debianEspeakDataDir;
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
@@ -24,7 +26,7 @@ function piperCopy(): string {
 describe('verifyPacks', () => {
   const cacheDir = tmp('parley-verdicts-');
 
-  it('finds the shared packs usable, then answers from the cache without a child', async () => {
+  it('finds the shared packs usable, then answers from the cache without a child', { skip: NEEDS_REAL }, async () => {
     const { packs } = await scanModelPacks(modelsDirWith(SHARED_PACKS));
     const first = await verifyPacks(packs, { cacheDir, espeakDataDir, timeoutMs: 60_000 });
     assert.deepEqual(
@@ -98,7 +100,7 @@ describe('verifyPacks', () => {
     assert.match(skipped[0]!.reason, /sherpa-onnx exited with code 255.*Unsupported silero vad model/);
   });
 
-  it('kills a test load that takes too long', async () => {
+  it('kills a test load that takes too long', { skip: NEEDS_REAL }, async () => {
     const { packs } = await scanModelPacks(modelsDirWith(['silero-vad-v5']));
     const result = await testLoadPack(packs[0]!, { espeakDataDir, timeoutMs: 1 });
     assert.equal(result.ok, false);

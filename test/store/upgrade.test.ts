@@ -10,7 +10,6 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { installJobs } from '../../src/jobs/install-jobs.js';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { startTestServer } from '../helpers/server.js';
@@ -53,10 +52,12 @@ describe('upgrade from a database before 0004', () => {
     let jobs!: JobService;
     const s = await startTestServer({
       config: { dataDir, webhooks: { pollMs: 20 } },
-      capabilities: [async (services) => void (jobs = await installJobs(services, { transcribe: wavTranscribe(), log: silent }))],
+      transcribe: wavTranscribe(),
+    jobs: { log: silent },
     });
+    jobs = s.server.jobs!.service;
     try {
-      const rows = await s.server.services.store.db.selectFrom('api_keys').select(['id', 'role']).where('name', '!=', 'test').orderBy('created_at').execute();
+      const rows = await s.server.storage.store.db.selectFrom('api_keys').select(['id', 'role']).where('name', '!=', 'test').orderBy('created_at').execute();
       assert.deepEqual(rows, [
         { id: 'key_revoked', role: 'user' },
         { id: 'key_first', role: 'admin' },

@@ -16,6 +16,9 @@ import {
   sileroPack,
   streamingEnglishPack,
 } from '../engines/stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const plain = { language: 'en', wordTimestamps: true, diarize: false };
 
@@ -27,7 +30,7 @@ function assertWordsWellFormed(result: AudioTranscript, file: string): void {
   });
 }
 
-describe('transcribeAudio with sherpa engines', () => {
+describe('transcribeAudio with sherpa engines', { skip: NEEDS }, () => {
   let pool: WorkerPool;
   let engines: TranscriptionEngines;
   let recognizer: Recognizer;

@@ -4,9 +4,12 @@
  * - "stt" (transcription and jobs): `{error: <sentence>, request_id}`.
  * Fastify's own errors (validation, bad JSON, body too large, unsupported media type) are first
  * turned into domain errors so both families see one vocabulary. No stack trace leaves here.
+ * Every channel goes through toWireError: a REST reply (sendError), an SSE error event and a
+ * WebSocket error message (streamErrorMessage, the same object framed by each).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  EngineError,
   InvalidRequestError,
   MethodNotAllowedError,
   NotFoundError,
@@ -18,22 +21,10 @@ import { validationMessage } from './validation-messages.js';
 
 export type RouteFamily = 'speech' | 'stt';
 
-/** The `error` type of the speech family for each status (decisions.md point 4). */
-const speechErrorTypes: Record<number, string> = {
-  400: 'InvalidRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  408: 'RequestTimeout',
-  409: 'Conflict',
-  413: 'PayloadTooLarge',
-  429: 'TooManyRequests',
-  500: 'InternalServerError',
-  503: 'ServiceUnavailable',
-};
-
-/** Fixed sentences of the stt family (decisions.md point 20); other statuses use the error's message. */
+/**
+ * The stt family answers these statuses with a fixed sentence whatever the cause (clients match
+ * on them); other statuses carry the error's own message.
+ */
 const sttSentences: Record<number, string> = {
   401: 'Unauthorized - Invalid API key',
   429: 'Rate limit exceeded. Please try again later.',
@@ -41,7 +32,7 @@ const sttSentences: Record<number, string> = {
 };
 
 /**
- * Point 20's 413 sentence, with the limit in force: "25MB" at the default 25 MiB cap (the spec's
+ * The stt family's 413 sentence, with the limit in force: "25MB" at the default 25 MiB cap (the spec's
  * MB are binary, as the 25 * 1024 * 1024 default), the configured size when an operator changed it.
  */
 export function sttTooLargeSentence(limitBytes: number): string {
@@ -72,30 +63,56 @@ export function toDomainError(err: unknown, family: RouteFamily): ParleyError | 
   return null;
 }
 
-export function wireBody(err: ParleyError | null, family: RouteFamily, requestId: string): { status: number; body: object } {
-  const status = err?.status ?? 500;
+export interface WireError {
+  status: number;
+  body: { error: string; message?: string; request_id?: string };
+  /** Whole seconds (at least 1) a client should wait before retrying, when the error says so. */
+  retryAfter?: number;
+  /** The domain error, or null when the cause was unexpected (its detail stays in the log). */
+  domain: ParleyError | null;
+}
+
+/** What a family answers for `err`: status, body and Retry-After. */
+export function toWireError(err: unknown, family: RouteFamily, requestId: string, options: { bodyLimit?: number } = {}): WireError {
+  let domain = toDomainError(err, family);
+  // Fastify's own body-limit error does not say the limit; the route does.
+  if (domain instanceof PayloadTooLargeError && domain.limitBytes === 0 && options.bodyLimit) {
+    domain = new PayloadTooLargeError(options.bodyLimit, domain.message);
+  }
+  const retryAfter = domain?.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(domain.retryAfterSeconds));
+  return { status: domain?.status ?? 500, body: wireBody(domain, family, requestId), ...(retryAfter === undefined ? {} : { retryAfter }), domain };
+}
+
+function wireBody(err: ParleyError | null, family: RouteFamily, requestId: string): WireError['body'] {
+  const known = err ?? new EngineError('unexpected');
   if (family === 'stt') {
     const sentence =
-      err instanceof PayloadTooLargeError ? sttTooLargeSentence(err.limitBytes) : (sttSentences[status] ?? err?.message ?? 'Internal server error');
-    return { status, body: { error: sentence, request_id: requestId } };
+      known instanceof PayloadTooLargeError ? sttTooLargeSentence(known.limitBytes) : (sttSentences[known.status] ?? known.message);
+    return { error: sentence, request_id: requestId };
   }
-  const type = speechErrorTypes[status] ?? 'InternalServerError';
-  const message = status === 500 ? 'An unexpected error occurred' : (err?.message ?? 'An unexpected error occurred');
-  return { status, body: { error: type, message } };
+  const message = known.status === 500 ? 'An unexpected error occurred' : known.message;
+  return { error: known.code, message };
+}
+
+/**
+ * The error message of a stream whose status line is already sent (an SSE `error` event's data,
+ * a WebSocket error message): the REST body plus the status and request id it would have carried.
+ */
+export function streamErrorMessage(wire: WireError, requestId: string): Record<string, unknown> {
+  return { ...wire.body, status: String(wire.status), request_id: requestId, ...(wire.retryAfter === undefined ? {} : { retry_after: wire.retryAfter }) };
+}
+
+/** Log an error the way every channel does: 5xx and unexpected ones as errors, the rest as info. */
+export function logWireError(log: FastifyRequest['log'], wire: WireError, err: unknown, msg: string): void {
+  if (wire.status >= 500) log.error({ err }, msg);
+  else log.info({ reason: wire.domain?.message }, msg);
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, family: RouteFamily): FastifyReply {
-  let domain = toDomainError(err, family);
-  // Fastify's own body-limit error does not say the limit; the route does.
-  if (domain instanceof PayloadTooLargeError && domain.limitBytes === 0 && request.routeOptions?.bodyLimit) {
-    domain = new PayloadTooLargeError(request.routeOptions.bodyLimit, domain.message);
-  }
-  if (!domain || domain.status >= 500) {
-    request.log.error({ err }, 'request failed');
-  }
-  const { status, body } = wireBody(domain, family, request.id);
-  if (domain?.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(domain.retryAfterSeconds))));
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  const wire = toWireError(err, family, request.id, { bodyLimit: request.routeOptions?.bodyLimit });
+  if (wire.status >= 500) request.log.error({ err }, 'request failed');
+  if (wire.retryAfter !== undefined) reply.header('Retry-After', String(wire.retryAfter));
+  return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);
 }
 
 /**

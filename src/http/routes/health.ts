@@ -1,17 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-
-export interface ReadinessReport {
-  ready: boolean;
-  checks: Record<string, unknown>;
-}
-export type ReadinessCheck = () => Promise<ReadinessReport>;
+import type { ReadinessReport } from '../../lifecycle.js';
 
 /**
  * /healthz: the process answers. /readyz: database reachable and engines loaded (503 if not); the
  * detail (packs, their errors, job counts) only for a caller with a valid Bearer key, the bare
  * status for anyone (load balancers, probes).
  */
-export function healthRoutes(readiness: ReadinessCheck, options: { isAuthenticated(request: FastifyRequest): Promise<boolean> }) {
+export function healthRoutes(readiness: () => Promise<ReadinessReport>, options: { isAuthenticated(request: FastifyRequest): Promise<boolean> }) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import type { JobService } from '../../jobs/job-service.js';
@@ -31,7 +32,8 @@ const sttErrors = { 401: Type.Ref('SttError'), 404: Type.Ref('SttError'), 429: T
 
 /** decisions.md point 26: a job's state and delivery attempts, for its owner only. */
 export function jobRoutes(deps: { jobs: JobService }) {
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/jobs/:request_id', {
       schema: {
         tags: ['stt'],
@@ -40,7 +42,7 @@ export function jobRoutes(deps: { jobs: JobService }) {
         response: { 200: Job, ...sttErrors },
       },
       handler: async (request) => {
-        const { request_id: requestId } = request.params as { request_id: string };
+        const { request_id: requestId } = request.params;
         const job = await deps.jobs.get(request.accountId, requestId);
         if (!job) throw new NotFoundError(`No job with request_id ${requestId}`);
         return {

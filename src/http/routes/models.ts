@@ -3,11 +3,10 @@
  * packs dropped into (or removed from) the models dir while the server runs.
  */
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelsReport } from '../../models/installed-models.js';
 import { speechErrors } from '../schemas/common.js';
-
-export type { ModelsReport };
 
 const Report = Type.Object({
   loaded: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), languages: Type.Array(Type.String()) })),
@@ -20,7 +19,8 @@ const Report = Type.Object({
 });
 
 export function modelRoutes(deps: { report(): ModelsReport; reload(): Promise<ModelsReport> }) {
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/admin/models', {
       config: { rateFamily: 'management' },
       schema: { tags: ['admin'], summary: 'Installed model packs: loaded, skipped and why', response: { 200: Report, ...speechErrors } },

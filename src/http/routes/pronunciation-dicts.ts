@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { DictionaryLimitError, type PronunciationDictRepository, type PronunciationItem } from '../../store/pronunciation-dict-repository.js';
@@ -23,7 +24,8 @@ export interface PronunciationDictRouteOptions {
 export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
   const wire = (d: { id: string; items: PronunciationItem[]; createdAt: string }) => ({ id: d.id, items: d.items, createdAt: d.createdAt });
   const Items = Type.Array(Item, { minItems: 1, maxItems: deps.limits.maxDictEntries });
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['pronunciation-dicts'];
     app.get('/pronunciation-dicts', {
       schema: { tags, summary: "List the caller's dictionaries", response: { 200: Type.Array(Dict), ...speechErrors } },
@@ -37,7 +39,7 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
         response: { 200: Dict, ...speechErrors },
       },
       handler: async (request) => {
-        const { items } = request.body as { items: PronunciationItem[] };
+        const { items } = request.body;
         try {
           const created = await deps.dicts.create(request.accountId, items, { maxPerAccount: deps.limits.maxDictsPerAccount });
           await deps.cache?.remember(created);
@@ -58,7 +60,7 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
         response: { 200: Dict, ...speechErrors },
       },
       handler: async (request) => {
-        const { id, items } = request.body as { id: string; items: PronunciationItem[] };
+        const { id, items } = request.body;
         const updated = await deps.dicts.update(request.accountId, id, items);
         if (!updated) throw new NotFoundError(`No pronunciation dictionary ${id}`);
         await deps.cache?.remember(updated);
@@ -73,7 +75,7 @@ export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean() }), ...speechErrors },
       },
       handler: async (request) => {
-        const { id } = request.body as { id: string };
+        const { id } = request.body;
         if (!(await deps.dicts.delete(request.accountId, id))) throw new NotFoundError(`No pronunciation dictionary ${id}`);
         deps.cache?.forget(id);
         return { id, deleted: true };

@@ -13,7 +13,7 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { SynthesisStream } from '../../synthesis/scheduler.js';
 import type { ResolvedSynthesis, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { TextFeed } from '../../synthesis/text-feed.js';
-import { toDomainError, wireBody } from '../plugins/error-mapping.js';
+import { logWireError, toWireError } from '../plugins/error-mapping.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage, type SynthesisSocketQueryValues } from '../schemas/realtime.js';
@@ -156,12 +156,11 @@ class SynthesisSocket {
   }
 
   private async sendError(requestId: string | null, err: unknown): Promise<void> {
-    const domain = toDomainError(err, 'speech');
-    if (domain && domain.status < 500) this.session.request.log.info({ requestId, reason: domain.message }, 'websocket synthesis request refused');
-    else this.session.request.log.error({ err, requestId }, 'websocket synthesis failed');
-    const { body } = wireBody(domain, 'speech', this.session.request.id) as { body: { error: string; message: string } };
+    const wire = toWireError(err, 'speech', this.session.request.id);
+    logWireError(this.session.request.log.child({ requestId }), wire, err, 'websocket synthesis request failed');
+    const message = wire.body.message ?? wire.body.error;
     await this.session
-      .send({ status: 'error', request_id: requestId, message: body.message, error: { code: body.error, message: body.message } }, this.options.writeStallTimeoutMs)
+      .send({ status: 'error', request_id: requestId, message, error: { code: wire.body.error, message } }, this.options.writeStallTimeoutMs)
       .catch(() => undefined);
   }
 }

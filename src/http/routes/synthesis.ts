@@ -2,11 +2,12 @@
  * Synthesis routes: /stream (SSE, decisions.md point 10) for all three models and /get_speech
  * (whole file, point 11) for tts-v2 and tts-v3.1. Thin: schema → SynthesisRequest → use case.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
-import { toDomainError, wireBody } from '../plugins/error-mapping.js';
+import { logWireError, streamErrorMessage, toWireError } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { SseStream } from '../plugins/sse.js';
 import { speechErrors } from '../schemas/common.js';
@@ -44,8 +45,8 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
 export function synthesisRoutes(options: SynthesisRouteOptions) {
   const { synthesis } = options;
 
-  async function stream(model: ModelGeneration, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const prepared = await synthesis.prepare(toRequest(model, request.body as SpeechBody, request.accountId));
+  async function stream(model: ModelGeneration, body: SpeechBody, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const prepared = await synthesis.prepare(toRequest(model, body, request.accountId));
     const sse = new SseStream(reply, options.writeStallTimeoutMs);
     const stats: SynthesisStats = { samples: 0 };
     const bytes = synthesis.encodedStream(prepared, sse.abort.signal, stats);
@@ -90,14 +91,11 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
         request.log.info({ chunks }, 'client went away: synthesis stopped');
       } else {
         // The status line is gone; the error event carries what the REST body would have said.
-        const domain = toDomainError(err, 'speech');
-        if (domain && domain.status < 500) request.log.info({ reason: domain.message }, 'synthesis stopped after the stream began');
-        else request.log.error({ err }, 'synthesis failed after the stream began');
-        const { status, body } = wireBody(domain, 'speech', request.id);
-        const retryAfter = domain?.retryAfterSeconds === undefined ? {} : { retry_after: Math.max(1, Math.ceil(domain.retryAfterSeconds)) };
+        const wire = toWireError(err, 'speech', request.id);
+        logWireError(request.log, wire, err, 'synthesis stopped after the stream began');
         await sse.send([
           ['event', 'error'],
-          ['data', JSON.stringify({ ...body, status: String(status), request_id: request.id, ...retryAfter })],
+          ['data', JSON.stringify(streamErrorMessage(wire, request.id))],
         ]);
       }
     } finally {
@@ -106,8 +104,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     }
   }
 
-  async function getSpeech(model: ModelGeneration, request: FastifyRequest, reply: FastifyReply) {
-    const body = request.body as SpeechBody;
+  async function getSpeech(model: ModelGeneration, body: SpeechBody, request: FastifyRequest, reply: FastifyReply) {
     const prepared = await synthesis.prepare(toRequest(model, body, request.accountId));
     const abort = new AbortController();
     reply.raw.on('close', () => {
@@ -121,7 +118,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       .send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength));
   }
 
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     for (const model of ['tts-large', 'tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
       const body = speechRequestSchema(model, options.maxTextChars);
       const deprecated = model === 'tts-large';
@@ -142,7 +140,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           produces: ['text/event-stream'],
           response: speechErrors,
         },
-        handler: (request, reply) => stream(model, request, reply),
+        handler: (request, reply) => stream(model, request.body, request, reply),
       });
       if (deprecated) continue;
       app.post(`/${model}/get_speech`, {
@@ -154,7 +152,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
           response: speechErrors,
         },
-        handler: (request, reply) => getSpeech(model, request, reply),
+        handler: (request, reply) => getSpeech(model, request.body, request, reply),
       });
     }
   };

@@ -3,10 +3,11 @@
  * or JSON {url}. With webhook_url the job is stored and the answer is immediate.
  */
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
-import { TranscriptionQuery, type TranscriptionQueryValues } from '../schemas/transcription-query.js';
+import { TranscriptionQuery } from '../schemas/transcription-query.js';
 
 export interface TranscriptionRouteOptions {
   transcribe: Transcribe;
@@ -32,8 +33,15 @@ function flag(v: 'true' | 'false' | undefined): boolean {
   return v === 'true';
 }
 
+/** The non-empty `url` of a JSON body {"url": "…"}, else undefined. */
+function urlOf(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body) || !('url' in body)) return undefined;
+  return typeof body.url === 'string' && body.url ? body.url : undefined;
+}
+
 export function transcriptionRoutes(options: TranscriptionRouteOptions) {
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // Raw audio arrives as one buffer; Fastify stops reading and answers 413 as soon as the cap is passed.
     app.addContentTypeParser(/^audio\/[\w.+-]+/i, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
 
@@ -56,7 +64,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         },
       },
       handler: async (request, reply) => {
-        const q = request.query as TranscriptionQueryValues;
+        const q = request.query;
         const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
         const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
         const webhookUrl = q.webhook_url;
@@ -74,17 +82,16 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         let input: AudioInput;
         let filename: string;
         if (contentType.startsWith('audio/')) {
-          const bytes = request.body as Buffer;
+          const bytes = request.body;
+          if (!Buffer.isBuffer(bytes)) throw new UnsupportedAudioError();
           // The whole header: headerless PCM carries its rate and channels as parameters (audio/pcm;rate=24000).
           input = { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: contentTypeHeader };
           const header = request.headers['x-filename'];
           filename = q.filename ?? (typeof header === 'string' && header ? header : 'audio');
         } else if (contentType === 'application/json') {
-          const body = request.body as Record<string, unknown> | null;
-          if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.url !== 'string' || !body.url) {
-            throw new InvalidRequestError('Body must be a JSON object {"url": "<address of an audio file>"}');
-          }
-          const fetched = await options.fetchUrl(body.url, abort.signal);
+          const url = urlOf(request.body);
+          if (!url) throw new InvalidRequestError('Body must be a JSON object {"url": "<address of an audio file>"}');
+          const fetched = await options.fetchUrl(url, abort.signal);
           input = { bytes: fetched.bytes, contentType: fetched.contentType };
           filename = fetched.filename;
         } else {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelGeneration, Voice } from '../../engines/types.js';
 import { NotFoundError } from '../../errors.js';
@@ -51,7 +52,8 @@ function toWire(v: Voice) {
 }
 
 export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedVoiceRepository }) {
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     for (const model of ['tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
       app.get(`/${model}/get_voices`, {
         schema: {
@@ -97,7 +99,7 @@ export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedV
         response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...speechErrors },
       },
       handler: async (request) => {
-        const { voiceId } = request.body as { voiceId: string };
+        const { voiceId } = request.body;
         const deleted = await deps.clonedVoices.deleteForAccount(request.accountId, voiceId);
         // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
         if (!deleted) throw new NotFoundError(`No cloned voice ${voiceId}`);

@@ -1,4 +1,14 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type StringOptions, type TLiteral, type TUnion } from '@sinclair/typebox';
+
+/**
+ * A string from a fixed set, as `{type: "string", enum: [...]}` so a 400 says "must be one of …",
+ * typed as the union of its literals so a route reads the value as that union. (Type.Union of
+ * literals would validate as anyOf, with a vaguer message; Type.Unsafe loses its type in the
+ * Fastify type provider.)
+ */
+export function StringEnum<const T extends string>(values: readonly T[], options: StringOptions = {}): TUnion<TLiteral<T>[]> {
+  return Type.String({ ...options, enum: [...values] }) as never;
+}
 
 /**
  * Ids a client sends back to us. Bounded so that an oversized one is a 400 naming the field, never
@@ -6,7 +16,7 @@ import { Type } from '@sinclair/typebox';
  */
 export const MAX_VOICE_ID_CHARS = 256;
 export const MAX_DICT_ID_CHARS = 64;
-/** decisions.md point 1: request ids are at most 128 characters. */
+/** Request ids are at most 128 characters (longer ones are refused, never truncated). */
 export const MAX_REQUEST_ID_CHARS = 128;
 
 export const VoiceId = Type.String({ minLength: 1, maxLength: MAX_VOICE_ID_CHARS });

@@ -2,29 +2,13 @@
  * The speech request body per model (interface.md "Speech request", decisions.md points 6-8).
  * Ranges and enums live here so a 400 names the field and the rule.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { outputFormats } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { modelLanguages } from '../../synthesis/languages.js';
-import { DictId, MAX_VOICE_ID_CHARS } from './common.js';
+import { DictId, MAX_VOICE_ID_CHARS, StringEnum } from './common.js';
 
-export interface SpeechBody {
-  text: string;
-  voice_id: string;
-  sample_rate: number;
-  speed: number;
-  consistency?: number;
-  similarity?: number;
-  enhancement?: number;
-  language: string;
-  output_format: (typeof outputFormats)[number];
-  pronunciation_dicts?: string[];
-  add_wav_header?: boolean;
-}
-
-export const defaultSampleRate: Record<ModelGeneration, number> = { 'tts-large': 24000, 'tts-v2': 24000, 'tts-v3.1': 44100 };
-
-export function speechRequestSchema(model: ModelGeneration, maxTextChars: number): TSchema {
+export function speechRequestSchema(model: ModelGeneration, maxTextChars: number) {
   const sampleRate =
     model === 'tts-v3.1'
       ? Type.Integer({ enum: [8000, 16000, 24000, 44100], default: 44100, description: 'Output rate in Hz' })
@@ -45,10 +29,13 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
       language: Type.String({ enum: ['auto', ...modelLanguages[model]], default: 'auto' }),
-      output_format: Type.String({ enum: [...outputFormats], default: 'pcm' }),
+      output_format: StringEnum(outputFormats, { default: 'pcm' }),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       add_wav_header: Type.Optional(Type.Boolean({ description: 'Legacy: false returns raw PCM from get_speech' })),
     },
     { required: ['text', 'voice_id'] },
   );
 }
+
+/** The body after validation: defaults filled in, so only the optional fields may be missing. */
+export type SpeechBody = Static<ReturnType<typeof speechRequestSchema>>;

@@ -1,5 +1,6 @@
 /** Query parameters of POST /api/v1/stt/get_text (interface.md, decisions.md point 17). */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from './common.js';
 
 export const sttLanguages = [
   'it', 'es', 'en', 'pt', 'hi', 'de', 'fr', 'uk', 'ru', 'kn', 'ml', 'pl', 'mr', 'gu', 'cs', 'sk', 'te', 'or',
@@ -7,7 +8,7 @@ export const sttLanguages = [
 ] as const;
 
 // Booleans are the strings true/false only (nothing is coerced: "1" or "yes" is a 400).
-const flag = (description: string) => Type.Optional(Type.String({ enum: ['true', 'false'], description }));
+const flag = (description: string) => Type.Optional(StringEnum(['true', 'false'], { description }));
 
 export const TranscriptionQuery = Type.Object({
   model: Type.Optional(Type.String({ enum: ['stt'], description: 'Always stt' })),
@@ -22,15 +23,4 @@ export const TranscriptionQuery = Type.Object({
   filename: Type.Optional(Type.String({ maxLength: 255, description: 'metadata.filename for raw uploads (or X-Filename header)' })),
 });
 
-export interface TranscriptionQueryValues {
-  model?: 'stt';
-  language?: string;
-  webhook_url?: string;
-  webhook_extra?: string;
-  word_timestamps?: 'true' | 'false';
-  diarize?: 'true' | 'false';
-  age_detection?: 'true' | 'false';
-  gender_detection?: 'true' | 'false';
-  emotion_detection?: 'true' | 'false';
-  filename?: string;
-}
+export type TranscriptionQueryValues = Static<typeof TranscriptionQuery>;

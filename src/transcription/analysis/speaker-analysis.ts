@@ -90,18 +90,6 @@ export function mergeSpans(spans: TimeSpan[]): TimeSpan[] {
   return out;
 }
 
-/** One speaker: `spans` are the VAD speech spans (no diarization) or that speaker's turns. */
-export function analyzeSpeaker(
-  analyzer: SpeakerAnalyzer,
-  samples: Float32Array,
-  sampleRate: number,
-  spans: TimeSpan[],
-  want: TraitRequest,
-  hints?: AnalysisHints,
-): Promise<SpeakerTraits> {
-  return analyzer.analyze(samples, sampleRate, mergeSpans(spans), want, hints);
-}
-
 /** A diarizer turn with its final label (speaker_0, speaker_1, ...). */
 export interface LabelledTurn extends TimeSpan {
   speaker: string;

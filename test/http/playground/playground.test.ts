@@ -9,7 +9,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { capabilities } from '../../../src/capabilities.js';
 import { corpusFile, modelsDirWith, repoRoot } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -26,7 +25,7 @@ describe('playground', () => {
   before(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: run npm run setup -- --test (installs Debian's chromium) or set PARLEY_TEST_CHROMIUM`);
     s = await startTestServer({
-      capabilities,
+      engines: true,
       config: {
         modelsDir: modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile', 'fake-piper-tones-en_US-16k']),
         logLevel: 'warn',

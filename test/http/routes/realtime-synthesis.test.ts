@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { capabilities } from '../../../src/capabilities.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, openSocket, TestSocket, wsUrl } from '../../helpers/websocket.js';
 
@@ -15,7 +14,7 @@ let s: TestServer;
 
 before(async () => {
   s = await startTestServer({
-    capabilities,
+    engines: true,
     config: {
       realtime: { maxSocketsPerAccount: 4, maxMessageBytes: 64 * 1024, maxBufferedBytes: 64 * 1024 },
       http: { writeStallTimeoutMs: 1_000 },

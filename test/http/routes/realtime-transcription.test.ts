@@ -12,7 +12,6 @@ import { encodeMuLaw } from '../../../src/audio/g711.js';
 import { oggPackets } from '../../../src/audio/ogg.js';
 import { resample } from '../../../src/audio/resample.js';
 import { parseWav } from '../../../src/audio/wav.js';
-import { capabilities } from '../../../src/capabilities.js';
 import { corpusFile, modelsDirWith, sttTestPacks } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, openSocket, TestSocket, wsUrl } from '../../helpers/websocket.js';
@@ -25,7 +24,7 @@ let s: TestServer;
 
 before(async () => {
   const modelsDir = modelsDirWith(sttTestPacks);
-  s = await startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
+  s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
 });
 after(() => s?.close());
 

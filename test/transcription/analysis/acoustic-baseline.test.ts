@@ -4,6 +4,9 @@ import type { AcousticFeatures } from '../../../src/transcription/analysis/acous
 import { AcousticBaselineAnalyzer, classifyVoice, f0Likelihood, scoreEmotions } from '../../../src/transcription/analysis/acoustic-baseline.js';
 import { ESPEAK_MISSING, speak } from './espeak-voices.js';
 import { labelledClips, readWav } from './labelled-clips.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+
+const NEEDS = needs({ corpus: true });
 
 const ALL = { age: true, gender: true, emotions: true };
 const AGES = ['infant', 'teenager', 'adult', 'old'];
@@ -95,7 +98,7 @@ describe('acoustic baseline rules', () => {
   });
 });
 
-describe('acoustic baseline on the labelled corpus clips', () => {
+describe('acoustic baseline on the labelled corpus clips', { skip: NEEDS }, () => {
   const analyzer = new AcousticBaselineAnalyzer();
   for (const clip of labelledClips()) {
     it(`${clip.file.split('/').slice(-2).join('/')}: values in their sets, deterministic`, async () => {

@@ -8,11 +8,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readWav } from './labelled-clips.js';
+import { skipWhenMissing } from '../../helpers/skip.js';
 
-export const ESPEAK_MISSING =
-  spawnSync('espeak-ng', ['--version'], { stdio: 'ignore' }).status === 0
-    ? undefined
-    : 'espeak-ng binary not on PATH (apt-get install espeak-ng); skipping tests on synthetic voices of known pitch';
+export const ESPEAK_MISSING = skipWhenMissing(
+  spawnSync('espeak-ng', ['--version'], { stdio: 'ignore' }).status !== 0 &&
+    'needs the espeak-ng binary on PATH (apt-get install espeak-ng) for voices of known pitch',
+);
 
 const dir = () => mkdtempSync(path.join(tmpdir(), 'parley-espeak-'));
 

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { capabilities } from '../../../../src/capabilities.js';
 import { modelsDirWith } from '../../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../../helpers/server.js';
 
@@ -16,7 +15,7 @@ let s: TestServer;
 let client: OpenAI;
 
 before(async () => {
-  s = await startTestServer({ capabilities, config: { modelsDir: modelsDirWith(['silero-vad-v5', RECOGNISER, TONES]), logLevel: 'warn' } });
+  s = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith(['silero-vad-v5', RECOGNISER, TONES]), logLevel: 'warn' } });
   client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
 });
 after(() => s?.close());

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { capabilities } from '../../../../src/capabilities.js';
 import { countSentences } from '../../../helpers/counting-engines.js';
 import { probeAudio } from '../../../helpers/ffprobe.js';
 import { modelsDirWith } from '../../../helpers/models.js';
@@ -24,7 +23,7 @@ let client: OpenAI;
 
 before(async () => {
   s = await startTestServer({
-    capabilities,
+    engines: true,
     config: { modelsDir: modelsDirWith([TONES]), logLevel: 'warn', limits: { maxTextChars: MAX_TEXT }, rateLimits: { synthesis: { perMinute: 0 } } },
   });
   client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
@@ -107,7 +106,7 @@ describe('POST /v1/audio/speech', () => {
 
   for (const format of ['mp3', 'aac'] as const) {
     it(`${format}: the first bytes arrive before the last sentence is made, and a client that hangs up stops the synthesis`, async () => {
-      const probe = countSentences(s.server.services.voices);
+      const probe = countSentences(s.server.voices);
       const sentences = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
       try {
         const abort = new AbortController();
@@ -202,7 +201,7 @@ describe('POST /v1/audio/speech', () => {
 
 describe('the synthesis rate limit applies to /v1/audio/speech', () => {
   it('past the burst the client gets RateLimitError with Retry-After', async () => {
-    const limited = await startTestServer({ capabilities, config: { logLevel: 'warn', rateLimits: { synthesis: { perMinute: 1, burst: 1 } } } });
+    const limited = await startTestServer({ engines: true, config: { logLevel: 'warn', rateLimits: { synthesis: { perMinute: 1, burst: 1 } } } });
     try {
       const c = new OpenAI({ apiKey: limited.key, baseURL: `${limited.url}/v1`, maxRetries: 0 });
       await (await c.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'One.', response_format: 'pcm' })).arrayBuffer();
@@ -220,7 +219,7 @@ describe('the synthesis rate limit applies to /v1/audio/speech', () => {
 
 describe('aac needs ffmpeg', () => {
   it('with ffmpeg disabled, aac is a BadRequestError naming the formats that work; the others still do', async () => {
-    const noFfmpeg = await startTestServer({ capabilities, config: { logLevel: 'warn', ffmpeg: { enabled: false } } });
+    const noFfmpeg = await startTestServer({ engines: true, config: { logLevel: 'warn', ffmpeg: { enabled: false } } });
     try {
       const c = new OpenAI({ apiKey: noFfmpeg.key, baseURL: `${noFfmpeg.url}/v1`, maxRetries: 0 });
       await assert.rejects(c.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'One.', response_format: 'aac' }), (err: unknown) => {

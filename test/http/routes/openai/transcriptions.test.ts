@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { capabilities } from '../../../../src/capabilities.js';
 import { corpusFile, modelsDirWith } from '../../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../../helpers/server.js';
 
@@ -22,7 +21,7 @@ let audio: Uint8Array<ArrayBuffer>;
 
 before(async () => {
   const modelsDir = modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']);
-  s = await startTestServer({ capabilities, config: { modelsDir, logLevel: 'warn', limits: { maxUploadBytes: MAX_UPLOAD }, rateLimits: { transcription: { perMinute: 0 } } } });
+  s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', limits: { maxUploadBytes: MAX_UPLOAD }, rateLimits: { transcription: { perMinute: 0 } } } });
   client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
   audio = new Uint8Array(readFileSync(corpusFile(SPOKEN)));
 });

@@ -1,14 +1,15 @@
 /**
- * Wire the job queue into a server: repository, webhook sender, runner and retention; register the
- * runner and the sweeper as background work (started only by a serving node, never by a CLI
- * command), a readiness check and the jobs route. Called like a CapabilityInstaller; returns the
- * service so the transcription route can submit jobs.
+ * The job queue: repository, webhook sender, runner and retention sweeper, and the service the
+ * transcription route submits to. The runner and the sweeper are background work, started only
+ * by a serving node, never by a CLI command.
  */
 import path from 'node:path';
 import pino from 'pino';
-import { jobRoutes } from '../http/routes/jobs.js';
+import type { Config } from '../config.js';
+import { Releasers, type BackgroundTask, type ReadinessResult } from '../lifecycle.js';
 import { createAddressPolicy } from '../net/address-policy.js';
-import type { Services } from '../server.js';
+import type { AccountRepository } from '../store/account-repository.js';
+import type { Store } from '../store/database.js';
 import { JobRepository } from '../store/job-repository.js';
 import { LeaseRepository } from '../store/lease-repository.js';
 import { RateLimitRepository } from '../store/rate-limit-repository.js';
@@ -20,7 +21,11 @@ import { JobService } from './job-service.js';
 import { RetentionSweeper } from './retention.js';
 import { WebhookSender } from './webhook-sender.js';
 
-export interface InstallJobsDeps {
+export interface JobQueueDeps {
+  store: Store;
+  accounts: AccountRepository;
+  /** This node's id among those sharing the database. */
+  nodeId: string;
   transcribe: Transcribe;
   /** Defaults to a pino logger at config.logLevel. */
   log?: JobLogger;
@@ -28,27 +33,35 @@ export interface InstallJobsDeps {
   random?: () => number;
 }
 
-export async function installJobs(services: Services, deps: InstallJobsDeps): Promise<JobService> {
-  const { config, store } = services;
+export interface JobQueue {
+  service: JobService;
+  background: BackgroundTask[];
+  readiness(): Promise<ReadinessResult>;
+  close(): Promise<void>;
+}
+
+export function buildJobQueue(config: Config, deps: JobQueueDeps): JobQueue {
+  const { store } = deps;
   const log = deps.log ?? pino({ name: 'jobs', level: config.logLevel });
   const clock = deps.clock ?? Date.now;
   const policy = createAddressPolicy(config.allowedPrivateHosts);
   const jobs = new JobRepository(store.db, store.backend);
   const events = new JobEvents(log);
   logJobEvents(events, log);
+  const releasers = new Releasers();
 
   const sender = new WebhookSender(policy, config.webhooks.timeoutMs, clock);
-  services.releasers.add('webhook sender', () => sender.close());
+  releasers.add('webhook sender', () => sender.close());
   const runner = new JobRunner({
     jobs,
-    accounts: services.accounts,
+    accounts: deps.accounts,
     sender,
     transcribe: deps.transcribe,
     events,
     backend: store.backend,
     settings: config.webhooks,
     userAgent: `Parley-Webhooks/${version}`,
-    nodeId: services.nodeId,
+    nodeId: deps.nodeId,
     legacyAudioDir: path.join(config.dataDir, 'jobs'),
     clock,
     ...(deps.random ? { random: deps.random } : {}),
@@ -57,20 +70,17 @@ export async function installJobs(services: Services, deps: InstallJobsDeps): Pr
     jobs,
     leases: new LeaseRepository(store.db, store.backend),
     ...(store.backend.singleProcess ? {} : { buckets: new RateLimitRepository(store.db) }),
-    holder: services.nodeId,
+    holder: deps.nodeId,
     settings: config.retention,
     events,
   });
-  const service = new JobService({ jobs, runner, events, policy });
-
-  services.background.push(
-    { name: 'job runner', start: () => runner.start(), stop: () => runner.stop() },
-    { name: 'retention', start: async () => retention.start(), stop: () => retention.stop() },
-  );
-  services.readinessChecks.set('jobs', async () => ({
-    ok: runner.isRunning,
-    detail: { active: runner.activeCount, byState: await jobs.countByState() },
-  }));
-  services.sttRoutes.push(jobRoutes({ jobs: service }));
-  return service;
+  return {
+    service: new JobService({ jobs, runner, events, policy }),
+    background: [
+      { name: 'job runner', start: () => runner.start(), stop: () => runner.stop() },
+      { name: 'retention', start: async () => retention.start(), stop: () => retention.stop() },
+    ],
+    readiness: async () => ({ ok: runner.isRunning, detail: { active: runner.activeCount, byState: await jobs.countByState() } }),
+    close: () => releasers.releaseAll(),
+  };
 }

@@ -44,14 +44,6 @@ export const packKinds: readonly PackKind[] = [
   'audio-tagging',
 ];
 
-export function isTtsKind(kind: PackKind): boolean {
-  return kind.startsWith('tts-');
-}
-
-export function isAsrKind(kind: PackKind): boolean {
-  return kind.startsWith('asr-');
-}
-
 /** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */
 export interface PackVoice {
   speakerId: number;
@@ -60,6 +52,11 @@ export interface PackVoice {
   gender?: Gender;
   accent?: string;
   languages?: string[];
+  /**
+   * Not offered: a speaker the pack has but cannot serve (Kokoro's Spanish, French, Hindi,
+   * Italian, Japanese and Portuguese voices, whose languages its lexicons do not cover).
+   */
+  omit?: boolean;
 }
 
 export interface ModelPack {

@@ -1,0 +1,79 @@
+/**
+ * Storage and the account services built on it: what the server and every CLI command that
+ * touches the database need.
+ */
+import { sql } from 'kysely';
+import { ApiKeyService, KEY_ROLES } from '../accounts/api-keys.js';
+import type { Config } from '../config.js';
+import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } from '../http/plugins/rate-limit.js';
+import type { ReadinessResult } from '../lifecycle.js';
+import { AccountRepository } from '../store/account-repository.js';
+import { ApiKeyRepository } from '../store/api-key-repository.js';
+import { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
+import { openStore, type Store } from '../store/database.js';
+import { newNodeId } from '../store/ids.js';
+import { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
+import { RateLimitRepository } from '../store/rate-limit-repository.js';
+import { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+
+export interface Storage {
+  store: Store;
+  /** This process's id among the nodes sharing the database (job locks, leases). */
+  nodeId: string;
+  accounts: AccountRepository;
+  apiKeys: ApiKeyService;
+  clonedVoices: ClonedVoiceRepository;
+  dicts: PronunciationDictRepository;
+  /** Compiled dictionaries, shared by the dictionary routes (which fill it) and synthesis (which reads it). */
+  dictCache: PronunciationDictCache;
+  readiness(): Promise<ReadinessResult>;
+  close(): Promise<void>;
+}
+
+export async function buildStorage(config: Config): Promise<Storage> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const accounts = new AccountRepository(store.db);
+  const dicts = new PronunciationDictRepository(store.db);
+  return {
+    store,
+    nodeId: newNodeId(),
+    accounts,
+    apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts, {
+      cacheTtlMs: config.auth.keyCacheTtlMs,
+      cacheMaxEntries: config.auth.keyCacheMaxEntries,
+    }),
+    clonedVoices: new ClonedVoiceRepository(store.db),
+    dicts,
+    dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
+    async readiness() {
+      try {
+        await sql`select 1`.execute(store.db);
+        return { ok: true, backend: store.backend.name };
+      } catch (err) {
+        return { ok: false, error: (err as Error).message };
+      }
+    },
+    close: () => store.close(),
+  };
+}
+
+/**
+ * PARLEY_API_KEY is accepted (stored on first sight) as an admin key; with no key at all, an admin
+ * key is created and returned so the caller can print it once.
+ */
+export async function ensureFirstKey(storage: Storage, config: Config): Promise<string | null> {
+  const { apiKeys } = storage;
+  if (config.apiKey) {
+    await apiKeys.ensureOperatorKey(config.apiKey);
+    return null;
+  }
+  if ((await apiKeys.countActive()) > 0) return null;
+  return (await apiKeys.create({ name: 'default', role: KEY_ROLES.admin })).key;
+}
+
+/** One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database. */
+export function buildRateLimitStore(storage: Storage, onError: (err: unknown) => void): RateLimitStore {
+  const { store } = storage;
+  if (store.backend.singleProcess) return new InProcessRateLimitStore();
+  return new SharedRateLimitStore(new RateLimitRepository(store.db), onError);
+}

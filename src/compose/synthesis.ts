@@ -1,0 +1,20 @@
+/** The synthesis use case over the voice registry, the pronunciation dictionaries and the account's clones. */
+import type { Config } from '../config.js';
+import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+import { SynthesisScheduler } from '../synthesis/scheduler.js';
+import { SynthesisService, type AccountVoices } from '../synthesis/synthesize.js';
+import type { VoiceRegistry } from '../synthesis/voice-registry.js';
+
+export function buildSynthesis(
+  config: Config,
+  deps: { voices: VoiceRegistry; dictCache: PronunciationDictCache; accountVoices?: AccountVoices },
+): SynthesisService {
+  const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
+  return new SynthesisService({
+    voices: deps.voices,
+    dicts: deps.dictCache,
+    limits: { maxPreparedTextChars, maxOutputSeconds },
+    scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
+    accountVoices: deps.accountVoices,
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The transcription use case over the engines of the moment, and the URL fetcher its route uses
+ * for {"url": …} input.
+ */
+import { ConcurrencyLimit } from '../audio/concurrency-limit.js';
+import { createFfmpegRunner, type FfmpegRunner } from '../audio/ffmpeg.js';
+import type { Config } from '../config.js';
+import type { EngineSet } from '../engines/engine-set.js';
+import type { InstalledModels } from '../models/installed-models.js';
+import { createAddressPolicy } from '../net/address-policy.js';
+import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';
+import { createSpeakerAnalysis } from '../transcription/analysis/speaker-analysis.js';
+import type { SpeakerAnalyzer } from '../transcription/analysis/types.js';
+import { createTranscriber, type HeldEngines } from '../transcription/transcribe.js';
+import type { Transcribe } from '../transcription/types.js';
+
+export type UrlFetcher = (url: string, signal: AbortSignal) => Promise<FetchedAudio>;
+
+/** The ffmpeg fallback decoder (config.ffmpeg), one per server so its process limit is shared; false when disabled. */
+export function buildFfmpegRunner(config: Config): FfmpegRunner | false {
+  return config.ffmpeg.enabled && createFfmpegRunner(config.ffmpeg.path || null, config.ffmpeg);
+}
+
+/** What a transcription holds while it runs: the engines of the moment and the analyzer of their set. */
+export function buildHeldEngines(models: Pick<InstalledModels, 'acquire'>): () => HeldEngines {
+  // One analyzer per engine set: a request analyses with the tagger of the set it holds.
+  const analyzers = new WeakMap<EngineSet, SpeakerAnalyzer>();
+  const baselineAnalyzer = createSpeakerAnalysis();
+  const analyzerFor = (set: EngineSet | undefined): SpeakerAnalyzer => {
+    if (!set?.audioTagging) return baselineAnalyzer;
+    let analyzer = analyzers.get(set);
+    if (!analyzer) analyzers.set(set, (analyzer = createSpeakerAnalysis({ audioTagging: set.audioTagging })));
+    return analyzer;
+  };
+  return () => {
+    const set = models.acquire();
+    return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
+  };
+}
+
+export function buildTranscription(config: Config, deps: { engines: () => HeldEngines; ffmpeg: FfmpegRunner | false }): Transcribe {
+  return createTranscriber({
+    engines: deps.engines,
+    utterancePauseSeconds: config.transcription.utterancePauseSeconds,
+    decoding: config.transcription.decoding,
+    decode: {
+      maxSeconds: config.limits.maxAudioSeconds,
+      ffmpeg: deps.ffmpeg,
+      concurrency: new ConcurrencyLimit({
+        maxConcurrent: config.limits.maxConcurrentDecodes,
+        queueSize: config.limits.decodeQueueSize,
+        queueTimeoutMs: config.limits.decodeQueueTimeoutMs,
+        busyMessage: 'Server is busy decoding other audio. Please try again later.',
+      }),
+    },
+  });
+}
+
+/** Fetches a URL given as transcription input, with the address policy and the upload cap applied. */
+export function buildUrlFetcher(config: Config): UrlFetcher {
+  const policy = createAddressPolicy(config.allowedPrivateHosts);
+  return (url, signal) =>
+    fetchAudio(url, {
+      policy,
+      connectTimeoutMs: config.transcription.urlConnectTimeoutMs,
+      totalTimeoutMs: config.transcription.urlTotalTimeoutMs,
+      maxRedirects: config.transcription.urlMaxRedirects,
+      maxBytes: config.limits.maxUploadBytes,
+      signal,
+    });
+}
