@@ -42,6 +42,8 @@ const modelsDir = modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gig
 const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts/soak-server.ts')], {
   cwd: repoRoot,
   env: {
+    // As `npm start` runs the server (see package.json): two malloc arenas per process.
+    MALLOC_ARENA_MAX: '2',
     ...process.env,
     PARLEY_DATA_DIR: dataDir,
     PARLEY_MODELS_DIR: modelsDir,
