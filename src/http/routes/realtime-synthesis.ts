@@ -6,6 +6,7 @@
  * the socket stays usable. Requests run one after another in the order they arrived, so each
  * completes in order; their pieces go through the synthesis scheduler like SSE streams.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { ModelGeneration } from '../../engines/types.js';
@@ -16,7 +17,7 @@ import { TextFeed } from '../../synthesis/text-feed.js';
 import { logWireError, toWireError } from '../plugins/error-mapping.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
-import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage, type SynthesisSocketQueryValues } from '../schemas/realtime.js';
+import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -166,7 +167,8 @@ class SynthesisSocket {
 }
 
 export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions) {
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     for (const model of ['tts-large', 'tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
       const validate = messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars));
       app.get(
@@ -176,10 +178,10 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions) {
           config: { rateFamily: 'synthesis' },
           schema: { querystring: SynthesisSocketQuery },
           // Before the upgrade, so a bad value is a plain 400.
-          preHandler: async (request) => void idleTimeoutFromQuery((request.query as SynthesisSocketQueryValues).timeout, options.sockets.limits),
+          preHandler: async (request) => void idleTimeoutFromQuery(request.query.timeout, options.sockets.limits),
         },
-        (socket: WebSocket, request: FastifyRequest) => {
-          const idleTimeoutMs = idleTimeoutFromQuery((request.query as SynthesisSocketQueryValues).timeout, options.sockets.limits);
+        (socket, request) => {
+          const idleTimeoutMs = idleTimeoutFromQuery(request.query.timeout, options.sockets.limits);
           const session = options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
           if (!session) return;
           const handler = new SynthesisSocket(session, model, validate, options);

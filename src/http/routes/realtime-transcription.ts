@@ -5,6 +5,7 @@
  * query value, and whether the engines it needs are installed, is checked before the upgrade, so
  * a bad one is a plain 4xx with the stt error body, the same sentences as POST /get_text.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { createStreamDecoder, type StreamDecoder, type StreamEncoding } from '../../audio/stream-decoder.js';
@@ -39,8 +40,7 @@ interface SocketSettings {
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
 const BACKLOG_SECONDS = 10;
 
-function settingsOf(request: FastifyRequest, options: RealtimeTranscriptionOptions): SocketSettings {
-  const q = request.query as TranscriptionSocketQueryValues;
+function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscriptionOptions): SocketSettings {
   const sampleRate = q.sample_rate === undefined ? 16_000 : Number(q.sample_rate);
   if (sampleRate < 8_000 || sampleRate > 48_000) throw new InvalidRequestError('sample_rate must be between 8000 and 48000');
   const eouMs = q.eou_timeout_ms === undefined ? 800 : Number(q.eou_timeout_ms);
@@ -140,7 +140,8 @@ class TranscriptionSocket {
 
 export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOptions) {
   const partialBudget = new PartialBudget(options.partialSlots);
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.route({
       method: 'GET',
       url: '/get_text',
@@ -150,7 +151,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
       preHandler: async (request) => {
         const engines = options.engines();
         try {
-          checkInstalled(engines, settingsOf(request, options));
+          checkInstalled(engines, settingsOf(request.query, options));
         } finally {
           engines.release();
         }
@@ -158,8 +159,8 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
       handler: async () => {
         throw new InvalidRequestError('GET /api/v1/stt/get_text is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)');
       },
-      wsHandler: async (socket: WebSocket, request: FastifyRequest) => {
-        const settings = settingsOf(request, options);
+      wsHandler: async (socket, request) => {
+        const settings = settingsOf(request.query, options);
         const session = options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
         if (!session) return;
         const engines = options.engines();

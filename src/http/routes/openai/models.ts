@@ -4,6 +4,7 @@
  * with each), GET /v1/audio/models (the speech models, in the shape chat UIs read) and GET /v1/packs (Parley's addition: installed packs with their state, and the
  * catalogue's packs not installed yet, for the playground).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { openAiVoiceNames } from '../../../config.js';
 import type { CatalogueEntry } from '../../../models/catalogue.js';
@@ -38,7 +39,8 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
     ];
   }
 
-  return async function register(app: FastifyInstance): Promise<void> {
+  return async function register(instance: FastifyInstance): Promise<void> {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     const config = { rateFamily: 'management' as const };
     app.get('/models', {
       config,
@@ -49,7 +51,7 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
       config,
       schema: { tags: ['openai'], summary: 'One model', params: ModelIdParams, response: { 200: OpenAiModel } },
       handler: async (request) => {
-        const { id } = request.params as { id: string };
+        const { id } = request.params;
         const found = list().find((m) => m.id === id);
         if (!found) throw new NotFoundError(`The model "${id}" does not exist`);
         return found;
@@ -59,7 +61,7 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
       config,
       schema: { tags: ['openai'], summary: "A model's voices, with the OpenAI voice names that speak with each", querystring: VoicesQuery, response: { 200: OpenAiVoiceList } },
       handler: async (request) => {
-        const model = (request.query as { model?: string }).model ?? speechModelAliases[0];
+        const model = request.query.model ?? speechModelAliases[0];
         const voices = options.models.voicesOf(model);
         if (!voices) throw new NotFoundError(`The model "${model}" does not exist: see GET /v1/models`);
         const aliases = new Map<string, string[]>();

@@ -40,8 +40,8 @@ export interface SpeechRouteOptions {
 export function openAiSpeechRoutes(options: SpeechRouteOptions) {
   const { synthesis } = options;
 
-  async function speech(request: FastifyRequest, reply: FastifyReply) {
-    const body = request.body as OpenAiSpeechBody;
+  async function speech(request: FastifyRequest<{ Body: OpenAiSpeechBody }>, reply: FastifyReply) {
+    const { body } = request;
     const engineSpeed = Math.min(ENGINE_MAX_SPEED, Math.max(ENGINE_MIN_SPEED, body.speed));
     const voiceName = typeof body.voice === 'string' ? body.voice : body.voice.id;
     const target = options.models.resolve(body.model, voiceName);
