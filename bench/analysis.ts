@@ -1,5 +1,5 @@
 /**
- * Accuracy of the acoustic baseline (src/transcription/analysis/acoustic-baseline.ts) on every
+ * Accuracy of the acoustic baseline (src/voice-analysis/acoustic-baseline.ts) on every
  * labelled corpus clip: `node --import tsx bench/analysis.ts`.
  *
  * Each clip is analysed as one speaker whose speech span is the whole clip (the baseline trims
@@ -11,10 +11,10 @@
  *            to neutral (1 − sum of the five scores; higher is better).
  */
 import path from 'node:path';
-import { createSpeakerAnalysis } from '../src/transcription/analysis/speaker-analysis.js';
-import type { SpeakerTraits } from '../src/transcription/analysis/types.js';
+import { createSpeakerAnalysis } from '../src/voice-analysis/speaker-analysis.js';
+import type { SpeakerTraits } from '../src/voice-analysis/types.js';
 import type { AgeGroup, Emotions } from '../src/transcription/types.js';
-import { labelledClips, readWav } from '../test/transcription/analysis/labelled-clips.js';
+import { labelledClips, readWav } from '../test/voice-analysis/labelled-clips.js';
 
 const EMOTION_LABELS: Record<string, keyof Emotions> = {
   happy: 'happiness',

@@ -9,8 +9,8 @@ import type { EngineSet } from '../engines/engine-set.js';
 import type { InstalledModels } from '../models/installed-models.js';
 import { createAddressPolicy } from '../net/address-policy.js';
 import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';
-import { createSpeakerAnalysis } from '../transcription/analysis/speaker-analysis.js';
-import type { SpeakerAnalyzer } from '../transcription/analysis/types.js';
+import { createSpeakerAnalysis } from '../voice-analysis/speaker-analysis.js';
+import type { SpeakerAnalyzer } from '../voice-analysis/types.js';
 import { createTranscriber, type HeldEngines } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
 

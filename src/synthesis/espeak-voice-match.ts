@@ -12,7 +12,7 @@
  */
 import { concatFloat32 } from '../audio/channel-mix.js';
 import { espeakSampleRate, espeakVoiceForLanguage, type EspeakNgTts, type EspeakVoiceSettings } from '../engines/espeak-ng-tts.js';
-import type { VoiceClass } from '../transcription/analysis/acoustic-baseline.js';
+import type { VoiceClass } from '../voice-analysis/acoustic-baseline.js';
 import { measurePitch, measureVoiceProfile, semitonesBetween, type VoiceProfile } from './voice-profile.js';
 
 export type MatchedEspeakSettings = Required<EspeakVoiceSettings>;

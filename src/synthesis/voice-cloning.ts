@@ -23,7 +23,7 @@ import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector
 import { AbortedError, InvalidRequestError, OverloadedError, UnsupportedAudioError } from '../errors.js';
 import { newId, nowIso } from '../store/ids.js';
 import type { ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
-import { resampleForAnalysis } from '../transcription/analysis/analysis-rate.js';
+import { resampleForAnalysis } from '../voice-analysis/analysis-rate.js';
 import { fitEspeakVoice, type MatchedEspeakSettings } from './espeak-voice-match.js';
 import type { ResolvedVoice } from './voice-registry.js';
 import { bestSpeechWindow, measureVoiceProfile, type VoiceProfile } from './voice-profile.js';

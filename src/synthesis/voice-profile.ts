@@ -6,11 +6,11 @@
  */
 import type { TimeSpan } from '../engines/types.js';
 import { AbortedError } from '../errors.js';
-import { classifyVoice, type VoiceClass } from '../transcription/analysis/acoustic-baseline.js';
-import { extractAcousticFeatures } from '../transcription/analysis/acoustic-features.js';
-import { ANALYSIS_RATE, toAnalysisRate } from '../transcription/analysis/analysis-rate.js';
-import { PitchPathDecoder, pitchCandidates, pitchFrameGeometry } from '../transcription/analysis/pitch-tracker.js';
-import { mergeSpans } from '../transcription/analysis/speaker-analysis.js';
+import { classifyVoice, type VoiceClass } from '../voice-analysis/acoustic-baseline.js';
+import { extractAcousticFeatures } from '../voice-analysis/acoustic-features.js';
+import { ANALYSIS_RATE, toAnalysisRate } from '../voice-analysis/analysis-rate.js';
+import { PitchPathDecoder, pitchCandidates, pitchFrameGeometry } from '../voice-analysis/pitch-tracker.js';
+import { mergeSpans } from '../voice-analysis/speaker-analysis.js';
 
 export interface VoiceProfile {
   /** Median F0 of the voiced speech, Hz. */

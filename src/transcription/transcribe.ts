@@ -6,8 +6,8 @@
 import { decodeAudio, type DecodeOptions } from '../audio/decode.js';
 import type { DecodingSettings } from '../config.js';
 import { OverloadedError, UnsupportedAudioError } from '../errors.js';
-import { analyzeSpeakers } from './analysis/speaker-analysis.js';
-import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './analysis/types.js';
+import { analyzeSpeakers } from '../voice-analysis/speaker-analysis.js';
+import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from '../voice-analysis/types.js';
 import { transcribeAudio, type TranscriptionEngines } from './pipeline.js';
 import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.js';
 

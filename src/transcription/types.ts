@@ -1,6 +1,7 @@
 /** Domain types of transcription (decisions.md points 17-19), shared by the route, the service and jobs. */
+import type { AgeGroup, Emotions } from '../voice-analysis/types.js';
 
-export type AgeGroup = 'infant' | 'teenager' | 'adult' | 'old';
+export type { AgeGroup, Emotions };
 
 export interface TranscriptionOptions {
   /** ISO 639-1 code or "multi" (detect). */
@@ -26,14 +27,6 @@ export interface Utterance {
   start: number;
   end: number;
   speaker: string;
-}
-
-export interface Emotions {
-  happiness: number;
-  sadness: number;
-  disgust: number;
-  fear: number;
-  anger: number;
 }
 
 export interface SpeakerBreakdown {

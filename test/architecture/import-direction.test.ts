@@ -21,6 +21,7 @@ const RANKS: Record<string, number> = {
   store: 2,
   models: 3,
   accounts: 3,
+  'voice-analysis': 3,
   synthesis: 4,
   transcription: 4,
   jobs: 5,

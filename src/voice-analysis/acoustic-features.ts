@@ -6,8 +6,8 @@
  * span resampled to twice the formant ceiling (10 kHz) with a 50 ms Gaussian window centred on each
  * voiced frame. Deterministic: no randomness, fixed frame grid per span.
  */
-import type { TimeSpan } from '../../engines/types.js';
-import { AbortedError } from '../../errors.js';
+import type { TimeSpan } from '../engines/types.js';
+import { AbortedError } from '../errors.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
 import { powerSpectrum } from './fft.js';
 import { estimateFormants, FORMANT_RATE, FORMANT_WINDOW_S, gaussianWindow, toFormantRate, vocalTractLength } from './formants.js';

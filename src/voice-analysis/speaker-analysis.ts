@@ -10,7 +10,7 @@
  *   gender    as age.
  * The result names the backend of each field in `analyzers`.
  */
-import type { AudioTagger, TimeSpan } from '../../engines/types.js';
+import type { AudioTagger, TimeSpan } from '../engines/types.js';
 import { AcousticBaselineAnalyzer } from './acoustic-baseline.js';
 import { AudioTaggingAnalyzer, type AudioTaggingRunner } from './audio-tagging.js';
 import { emotionsFromTags, overlapSeconds, SENSE_VOICE_EMOTION } from './sense-voice-emotion.js';

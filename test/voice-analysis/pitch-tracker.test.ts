@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { extractAcousticFeatures } from '../../../src/transcription/analysis/acoustic-features.js';
-import { toAnalysisRate } from '../../../src/transcription/analysis/analysis-rate.js';
-import { estimateFrameF0, pitchFrameGeometry, trackPitch } from '../../../src/transcription/analysis/pitch-tracker.js';
+import { extractAcousticFeatures } from '../../src/voice-analysis/acoustic-features.js';
+import { toAnalysisRate } from '../../src/voice-analysis/analysis-rate.js';
+import { estimateFrameF0, pitchFrameGeometry, trackPitch } from '../../src/voice-analysis/pitch-tracker.js';
 import { declaredPitch, ESPEAK_MISSING, speak } from './espeak-voices.js';
 
 const RATE = 16000;

@@ -4,14 +4,14 @@ import {
   speakerClassScores,
   traitsFromSpeakerScores,
   type AudioEvent,
-} from '../../../src/transcription/analysis/audio-tagging.js';
-import { emotionsFromTags } from '../../../src/transcription/analysis/sense-voice-emotion.js';
+} from '../../src/voice-analysis/audio-tagging.js';
+import { emotionsFromTags } from '../../src/voice-analysis/sense-voice-emotion.js';
 import {
   analyzeSpeakers,
   createSpeakerAnalysis,
   dominantSpeaker,
   mergeSpans,
-} from '../../../src/transcription/analysis/speaker-analysis.js';
+} from '../../src/voice-analysis/speaker-analysis.js';
 import { ESPEAK_MISSING, speak } from './espeak-voices.js';
 
 const ALL = { age: true, gender: true, emotions: true };

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readWav } from './labelled-clips.js';
-import { skipWhenMissing } from '../../helpers/skip.js';
+import { skipWhenMissing } from '../helpers/skip.js';
 
 export const ESPEAK_MISSING = skipWhenMissing(
   spawnSync('espeak-ng', ['--version'], { stdio: 'ignore' }).status !== 0 &&

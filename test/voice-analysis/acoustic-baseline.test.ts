@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AcousticFeatures } from '../../../src/transcription/analysis/acoustic-features.js';
-import { AcousticBaselineAnalyzer, classifyVoice, f0Likelihood, scoreEmotions } from '../../../src/transcription/analysis/acoustic-baseline.js';
+import type { AcousticFeatures } from '../../src/voice-analysis/acoustic-features.js';
+import { AcousticBaselineAnalyzer, classifyVoice, f0Likelihood, scoreEmotions } from '../../src/voice-analysis/acoustic-baseline.js';
 import { ESPEAK_MISSING, speak } from './espeak-voices.js';
 import { labelledClips, readWav } from './labelled-clips.js';
-import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ corpus: true });
 

@@ -2,7 +2,7 @@
  * Brings speech to the rate the acoustic baseline works at. 16 kHz keeps everything the features
  * need (F0 up to 800 Hz, spectral balance up to 5 kHz) and makes the F0 search 3x cheaper than at 48 kHz.
  */
-import { resample } from '../../audio/resample.js';
+import { resample } from '../audio/resample.js';
 
 export const ANALYSIS_RATE = 16000;
 

@@ -2,8 +2,17 @@
  * Speaker analysis: age group, gender and emotion scores for one speaker's speech
  * (interface.md, Transcription result: `age`, `gender`, `emotions`).
  */
-import type { TimeSpan } from '../../engines/types.js';
-import type { AgeGroup, Emotions } from '../types.js';
+import type { TimeSpan } from '../engines/types.js';
+
+export type AgeGroup = 'infant' | 'teenager' | 'adult' | 'old';
+
+export interface Emotions {
+  happiness: number;
+  sadness: number;
+  disgust: number;
+  fear: number;
+  anger: number;
+}
 
 export type TraitField = 'age' | 'gender' | 'emotions';
 

@@ -68,8 +68,8 @@
  *    0.72 for neutral. The five emotions are reported and neutral takes the rest, matching the SenseVoice scores (share of
  *    speech time per emotion). Expect little better than chance between anger, happiness and fear.
  */
-import type { TimeSpan } from '../../engines/types.js';
-import type { AgeGroup, Emotions } from '../types.js';
+import type { TimeSpan } from '../engines/types.js';
+import type { AgeGroup, Emotions } from './types.js';
 import { extractAcousticFeatures, type AcousticFeatures } from './acoustic-features.js';
 import type { AnalysisHints, SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './types.js';
 

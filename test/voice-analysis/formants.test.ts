@@ -7,7 +7,7 @@ import {
   polynomialRoots,
   toFormantRate,
   vocalTractLength,
-} from '../../../src/transcription/analysis/formants.js';
+} from '../../src/voice-analysis/formants.js';
 
 const RATE = 16000;
 const C = 35000;

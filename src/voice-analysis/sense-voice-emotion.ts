@@ -3,8 +3,8 @@
  * <|SAD|>, ...). Score of an emotion = the share of the speaker's tagged speech time that carries
  * it, so NEUTRAL, SURPRISED and EMO_UNKNOWN time counts in the total but in none of the five.
  */
-import type { TimeSpan } from '../../engines/types.js';
-import type { Emotions } from '../types.js';
+import type { TimeSpan } from '../engines/types.js';
+import type { Emotions } from './types.js';
 import type { EmotionTag } from './types.js';
 
 export const SENSE_VOICE_EMOTION = 'sense-voice-emotion';

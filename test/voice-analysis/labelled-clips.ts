@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { corpusDir } from '../../helpers/models.js';
+import { corpusDir } from '../helpers/models.js';
 
 export interface LabelledClip {
   file: string;

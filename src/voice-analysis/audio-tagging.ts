@@ -3,9 +3,9 @@
  * src/engines/audio-tagging.ts). AudioSet has sound classes for who
  * is speaking; this file maps their probabilities to the spec's fields.
  */
-import type { AudioEvent, TimeSpan } from '../../engines/types.js';
-import { AbortedError } from '../../errors.js';
-import type { AgeGroup } from '../types.js';
+import type { AudioEvent, TimeSpan } from '../engines/types.js';
+import { AbortedError } from '../errors.js';
+import type { AgeGroup } from './types.js';
 import { ANALYSIS_RATE, toAnalysisRate } from './analysis-rate.js';
 import type { AnalysisHints, SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './types.js';
 
