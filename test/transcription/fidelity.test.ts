@@ -16,6 +16,9 @@ import { assembleWords, type TimedWord } from '../../src/transcription/words.js'
 import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
 import { corpusEntries, embeddingPack, loadCorpusAudio, segmentationPack, sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
 import { labelledEnglishEntries, normaliseWords, rawTranscript } from '../helpers/transcript-accuracy.js';
+import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const plain = { language: 'en', wordTimestamps: true, diarize: false };
 
@@ -40,7 +43,7 @@ function assertTimesTrue(result: AudioTranscript, file: string): void {
   });
 }
 
-describe('transcription fidelity on the labelled corpus', () => {
+describe('transcription fidelity on the labelled corpus', { skip: NEEDS }, () => {
   let pool: WorkerPool;
   let streaming: Recognizer;
   /** The same model fed padded VAD segments, the way an offline model is. */

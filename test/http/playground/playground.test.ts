@@ -9,21 +9,23 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { corpusFile, modelsDirWith, repoRoot } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, repoRoot } from '../../helpers/models.js';
+import { skipWhenMissing } from '../../helpers/skip.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 const CHROMIUM = process.env.PARLEY_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_MISSING = skipWhenMissing(!existsSync(CHROMIUM) && `needs Chromium at ${CHROMIUM} (npm test's set-up installs Debian's chromium; PARLEY_TEST_CHROMIUM names another)`);
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true }) || CHROMIUM_MISSING;
 const SCREENSHOT = path.join(repoRoot, 'docs', 'playground.png');
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
 
-describe('playground', () => {
+describe('playground', { skip: NEEDS }, () => {
   let s: TestServer;
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: run npm run setup -- --test (installs Debian's chromium) or set PARLEY_TEST_CHROMIUM`);
     s = await startTestServer({
       engines: true,
       config: {

@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { corpusFile, modelsDirWith } from '../../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../../helpers/server.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
 const DURATION = 11;
@@ -20,6 +22,7 @@ let client: OpenAI;
 let audio: Uint8Array<ArrayBuffer>;
 
 before(async () => {
+  if (NEEDS) return; // every suite below is skipped, naming what is missing
   const modelsDir = modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']);
   s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', limits: { maxUploadBytes: MAX_UPLOAD }, rateLimits: { transcription: { perMinute: 0 } } } });
   client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
@@ -71,7 +74,7 @@ function parseSubtitles(text: string, format: 'srt' | 'vtt'): Cue[] {
     });
 }
 
-describe('POST /v1/audio/transcriptions', () => {
+describe('POST /v1/audio/transcriptions', { skip: NEEDS }, () => {
   type Segment = OpenAI.Audio.TranscriptionSegment & { speaker: string };
   let verbose: Omit<OpenAI.Audio.TranscriptionVerbose, 'segments'> & { task: string; segments: Segment[] };
 
@@ -252,7 +255,7 @@ describe('POST /v1/audio/transcriptions', () => {
   });
 });
 
-describe('POST /v1/audio/translations', () => {
+describe('POST /v1/audio/translations', { skip: NEEDS }, () => {
   it('is a BadRequestError that names why: no installed recogniser translates', async () => {
     await assert.rejects(client.audio.translations.create({ model: 'whisper-1', file: await file() }), (err: unknown) => {
       assert.ok(err instanceof OpenAI.BadRequestError);

@@ -6,12 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { decodeAudio } from '../../src/audio/decode.js';
-import { parseWav } from '../../src/audio/wav.js';
-import { measurePitch, semitonesBetween } from '../../src/synthesis/voice-profile.js';
-import { corpusDir, corpusFile, modelsDirWith } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { allSseEvents, chunkBytes } from '../helpers/sse.js';
+import { decodeAudio } from '../../../src/audio/decode.js';
+import { parseWav } from '../../../src/audio/wav.js';
+import { measurePitch, semitonesBetween } from '../../../src/synthesis/voice-profile.js';
+import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 
 interface ManifestEntry {
   file: string;
@@ -43,7 +45,7 @@ interface FilePart {
   name: string;
 }
 
-describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', () => {
+describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', { skip: NEEDS }, () => {
   let s: TestServer;
   let otherKey: string;
   const clones: Record<'female' | 'male', { voiceId: string; samplePitch: number }> = {} as never;
