@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { expectSttError } from '../helpers/stt-errors.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { expectSttError } from '../../helpers/stt-errors.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
