@@ -173,7 +173,7 @@ export class SynthesisService {
     }
   }
 
-  /** The requested output format as a byte stream (decisions.md point 10): header first for wav. */
+  /** The requested output format as a byte stream: header first for wav. */
   async *encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     const encoder = await createEncoder(prepared.request.outputFormat, prepared.request.sampleRate, 'stream');
     let ended = false;
@@ -190,7 +190,7 @@ export class SynthesisService {
     }
   }
 
-  /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */
+  /** The whole file of /get_speech, encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const rate = prepared.request.sampleRate;
     const encoder = await createFileEncoder(prepared.request.outputFormat, rate, options);
