@@ -56,7 +56,7 @@ export interface Config {
   /** Docs link sent with the Deprecation header of tts-large. */
   publicDocsUrl: string;
   limits: {
-    /** Longest `text` of a synthesis request (decisions.md point 6). */
+    /** Longest `text` of a synthesis request. */
     maxTextChars: number;
     /** Largest transcription upload or URL download (25 MB, interface.md Limits). */
     maxUploadBytes: number;

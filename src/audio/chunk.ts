@@ -1,6 +1,6 @@
 /**
  * Cuts an encoded byte stream into pieces of at most `size` bytes: the SSE endpoint sends one
- * event per piece (decisions.md 10), whatever sizes the encoder happened to return.
+ * event per piece, whatever sizes the encoder happened to return.
  */
 export class ByteChunker {
   private pending: Uint8Array;

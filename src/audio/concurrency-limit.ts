@@ -1,7 +1,7 @@
 /**
  * A bound on work running at once (ffmpeg processes, decodes), with a bounded, time-limited queue
  * in front of it: past the queue, or past the wait, the caller gets 503 with Retry-After
- * (decisions.md point 3) rather than piling up memory and time.
+ * rather than piling up memory and time.
  */
 import { AbortedError, OverloadedError } from '../errors.js';
 

@@ -1,5 +1,5 @@
 /**
- * Bytes in any accepted format → mono float samples (decisions.md 22), at the rate the caller
+ * Bytes in any accepted format → mono float samples, at the rate the caller
  * needs (`sampleRate`; the file's own rate when not given), never more than `maxSeconds` of them.
  * The container is sniffed from the bytes; the Content-Type only matters for headerless PCM.
  *

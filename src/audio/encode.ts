@@ -1,5 +1,5 @@
 /**
- * Synthesis output encoders (decisions.md 9-11). An encoder takes mono float chunks as the
+ * Synthesis output encoders. An encoder takes mono float chunks as the
  * engine produces them and returns the bytes to send; concatenating every `push` and the `end`
  * gives a complete stream (or, in 'file' mode, a complete file) of the requested format.
  */
@@ -209,7 +209,7 @@ export async function createEncoder(format: OutputFormat, sampleRate: number, mo
 }
 
 /**
- * The encoder of a whole /get_speech file (decisions.md 11): pcm and wav → PCM int16 WAV
+ * The encoder of a whole /get_speech file: pcm and wav → PCM int16 WAV
  * (audio/wav); mp3 → audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false`
  * (the legacy `add_wav_header: false`) drops the WAV header: raw int16 (audio/pcm) for pcm and
  * wav, raw mu-law (audio/x-mulaw) for mulaw; mp3 is unaffected. Feed it as the audio comes, so

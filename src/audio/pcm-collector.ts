@@ -10,7 +10,7 @@ import type { PcmAudio } from './pcm.js';
 import { yieldToEventLoop } from './event-loop.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
 
-/** Sample rates a header may declare (decisions.md 22 accepts "any" rate; these are the sane ones). */
+/** Sample rates a header may declare: uploads of any rate are accepted, and these are the sane ones. */
 export const MIN_SAMPLE_RATE = 4_000;
 export const MAX_SAMPLE_RATE = 384_000;
 /** Most channels any decoder accepts (7.1 surround); they are mixed down anyway. */

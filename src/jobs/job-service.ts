@@ -1,6 +1,6 @@
 /**
- * The job use case as the routes see it: submit a transcription for webhook delivery (decisions.md
- * point 23) and look a job up for its owner (point 26).
+ * The job use case as the routes see it: submit a transcription for webhook delivery, and look a
+ * job up for its owner (another account's request id is not found).
  */
 import { ConflictError, InvalidRequestError } from '../errors.js';
 import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';

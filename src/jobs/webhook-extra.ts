@@ -1,6 +1,6 @@
 /**
  * `webhook_extra`: comma-separated `key:value` pairs the client wants back as top-level string
- * fields of the webhook payload, for correlation (interface.md; decisions.md point 24).
+ * fields of the webhook payload, for correlation (interface.md).
  */
 import { InvalidRequestError } from '../errors.js';
 import type { TranscriptionResult } from '../transcription/types.js';

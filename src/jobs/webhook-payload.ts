@@ -1,5 +1,5 @@
 /**
- * The JSON body of a delivery (decisions.md point 24): success = the whole transcription result,
+ * The JSON body of a delivery: success = the whole transcription result,
  * failure = `{status: "failed", error, request_id}`; either way the webhook_extra pairs follow as
  * top-level string fields (their keys were checked against the payload fields at submit time).
  */

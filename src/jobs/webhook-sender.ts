@@ -1,5 +1,5 @@
 /**
- * One webhook POST and what its answer means for the delivery (decisions.md point 26):
+ * One webhook POST and what its answer means for the delivery:
  * 2xx acknowledges; 5xx, 408, 429, a timeout or a connection error is worth retrying; anything
  * else (other 4xx, a redirect, an address the policy refuses) ends delivery. Redirects are not
  * followed: the receiver's URL is the one the client gave.

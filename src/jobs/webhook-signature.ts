@@ -1,6 +1,6 @@
 /**
  * `X-Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed by the
- * account's webhook secret (decisions.md point 25). The timestamp is inside the signed text, so a
+ * account's webhook secret. The timestamp is inside the signed text, so a
  * receiver that checks its age rejects replays of an old delivery.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';

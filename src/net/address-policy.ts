@@ -1,7 +1,7 @@
 /**
  * Which network addresses Parley may reach on a caller's behalf (URL input, webhooks): public
- * unicast only, unless config.allowedPrivateHosts names the host, the IP or a CIDR holding it
- * (decisions.md point 21). The check runs inside the socket's DNS lookup, so the address that is
+ * unicast only, unless config.allowedPrivateHosts names the host, the IP or a CIDR holding it.
+ * The check runs inside the socket's DNS lookup, so the address that is
  * checked is the address that is connected to: no window for DNS rebinding between a check and
  * a second resolution.
  */

@@ -1,5 +1,5 @@
 /**
- * Download audio named by a URL (decisions.md point 21): http/https only, redirects followed by
+ * Download audio named by a URL: http/https only, redirects followed by
  * hand so every hop is checked by the address policy, connect and total timeouts, and the byte cap
  * enforced while the body streams in (a lying or absent Content-Length cannot get past it).
  */
@@ -53,7 +53,7 @@ function checkUrl(raw: string, policy: AddressPolicy, base?: URL): URL {
   return url;
 }
 
-/** metadata.filename (decisions.md point 19): the last path segment of the final URL, else "audio". */
+/** metadata.filename: the last path segment of the final URL, else "audio". */
 export function filenameFromUrl(url: URL): string {
   const segment = url.pathname.split('/').filter(Boolean).pop();
   if (!segment) return 'audio';

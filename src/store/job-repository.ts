@@ -263,7 +263,7 @@ export class JobRepository {
    * recover-stale: release jobs whose lock is older than `staleBefore` and not ours — their
    * process died (kill -9, power loss). Running jobs go back to queued (transcribed again); a
    * delivering job becomes due again with the same attempt count, so a delivery that was sent
-   * but not recorded is repeated with the same X-Request-Id (at least once, decisions.md point 27).
+   * but not recorded is repeated with the same X-Request-Id (delivery is at least once).
    */
   async recoverStale(options: { staleBefore: Instant; exceptLockedBy: string; now?: Instant }): Promise<number> {
     const r = await this.db

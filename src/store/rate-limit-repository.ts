@@ -1,5 +1,5 @@
 /**
- * Token buckets in PostgreSQL, shared by every node (issue 13): a bucket holds `burst` tokens and
+ * Token buckets in PostgreSQL, shared by every node: a bucket holds `burst` tokens and
  * refills at `perMinute`/60 per second, by the database clock. Taking a token is one statement, so
  * one round trip per request; concurrent requests of one account queue on the bucket's row lock.
  */

@@ -10,7 +10,7 @@ type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>;
 export interface AccountTable {
   id: string;
   name: string;
-  /** HMAC key of webhook signatures (decisions.md point 25); rotated by the CLI. */
+  /** HMAC key of webhook signatures; rotated by the CLI. */
   webhook_secret: string;
   created_at: string;
 }

@@ -224,7 +224,7 @@ export class SynthesisService {
     }
   }
 
-  /** The requested output format as a byte stream (decisions.md point 10): header first for wav. */
+  /** The requested output format as a byte stream: header first for wav. */
   encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
     return this.encodedPieces(prepared.request, [prepared], signal, stats);
   }
@@ -246,7 +246,7 @@ export class SynthesisService {
     yield* encodeWith(encoder, pcm.call(this));
   }
 
-  /** The whole file of /get_speech (decisions.md point 11), encoded while the engine still speaks. */
+  /** The whole file of /get_speech, encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const rate = prepared.request.sampleRate;
     const encoder = await createFileEncoder(prepared.request.outputFormat, rate, options);

@@ -1,5 +1,5 @@
 /**
- * Speaker labels for words and the utterances built from them (decisions.md point 18): each word
+ * Speaker labels for words and the utterances built from them: each word
  * takes the diarizer's speaker that overlaps it most, and speakers are renamed speaker_0,
  * speaker_1, … in the order they first speak.
  */

@@ -1,7 +1,7 @@
 /**
  * The transcription use case behind POST /stt/get_text and the job runner: decode the upload,
- * run the speech pipeline, analyse the speakers when asked, and shape the result of
- * decisions.md point 19. Engines come from a getter so a model reload swaps them between requests.
+ * run the speech pipeline, analyse the speakers when asked, and shape the result (status,
+ * request_id, transcription, language, words, utterances, duration, metadata). Engines come from a getter so a model reload swaps them between requests.
  */
 import { decodeAudio, type DecodeOptions } from '../audio/decode.js';
 import type { DecodingSettings } from '../config.js';
@@ -54,7 +54,7 @@ async function transcribeWith(
   const { signal } = context;
   const vad = requireVad(engines);
   // Decoded straight to the VAD's rate (16 kHz mono, which every later stage takes), within the
-  // duration cap. decisions.md point 20: bytes that do not decode get the one fixed sentence;
+  // duration cap. Bytes that do not decode get the one fixed sentence clients match on;
   // the decoder's own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
   // The cap's error (AudioTooLongError) names the limit and goes out as it is.
   const audio = await decodeAudio(

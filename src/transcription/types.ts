@@ -1,4 +1,4 @@
-/** Domain types of transcription (decisions.md points 17-19), shared by the route, the service and jobs. */
+/** Domain types of transcription, shared by the route, the service and jobs. */
 import type { AgeGroup, Emotions } from '../voice-analysis/types.js';
 
 export type { AgeGroup, Emotions };

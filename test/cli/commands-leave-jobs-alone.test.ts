@@ -2,8 +2,7 @@
  * CLI commands other than `serve` build what they need and start no background work: run while a
  * server (same SQLite data dir) is transcribing a job, `parley keys list` and `parley voices`
  * leave that job as it was — still running, still locked by the server, transcribed once and
- * delivered once. (Before, `parley voices` started a job runner whose start-up requeued every
- * locked job of the file.)
+ * delivered once. A job runner started by a command would requeue every locked job at its start-up.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -60,7 +60,7 @@ describe('parley keys (CLI)', () => {
     assert.match(text, new RegExp(`^${admin.id}\t${admin.accountId}\tops\tadmin\tsk_`, 'm'));
     assert.match(text, new RegExp(`^${user.id}\t${user.accountId}\tapp\tuser\tsk_`, 'm'));
 
-    // What the server's auth hook gets for each key (admin routes: test/http/admin-roles.test.ts).
+    // What the server's auth hook gets for each key (admin routes: test/http/plugins/admin-roles.test.ts).
     const keyCacheTtlMs = 300;
     const server = await startServer(loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, auth: { keyCacheTtlMs } }), { logger: false, engines: false });
     try {

@@ -1,6 +1,6 @@
 /**
  * Hand-made malformed audio: headers that lie, declare impossible formats, or stop short. Used by
- * test/http/transcription-hostile.test.ts (each case by name) and by the fuzz generator.
+ * test/http/routes/transcription-hostile.test.ts (each case by name) and by the fuzz generator.
  */
 
 export interface WavFields {

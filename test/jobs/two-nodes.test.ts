@@ -1,5 +1,5 @@
 /**
- * Many nodes, one database (issue 13): two `parley serve` child processes on one PostgreSQL
+ * Many nodes, one database: two `parley serve` child processes on one PostgreSQL
  * database, each with its own data dir as on two machines, the real transcriber (Silero VAD +
  * a tiny zipformer) and a loopback webhook receiver.
  * - 30 webhook jobs go to node A and 30 to node B; A is killed with SIGKILL mid-run. All 60 must

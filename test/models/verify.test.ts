@@ -36,11 +36,8 @@ describe('verifyPacks', () => {
     assert.equal(first.usable.length, 6);
     assert.ok(readdirSync(cacheDir).length >= 6, 'verdicts written');
 
-    const started = Date.now();
     const verdicts = await verifyPackVerdicts(packs, { cacheDir, espeakDataDir });
-    const elapsed = Date.now() - started;
     assert.ok(verdicts.every((v) => v.fromCache && v.usable), JSON.stringify(verdicts));
-    assert.ok(elapsed < 1000, `cached run took ${elapsed} ms`);
     // The 2-speaker fixture's facts come from its test load.
     const twoSpk = verdicts.find((v) => v.id === 'fake-piper-tones-en_US-22k-2spk')!;
     assert.equal(twoSpk.info?.numSpeakers, 2);

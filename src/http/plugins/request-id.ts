@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-/** A client-chosen id is kept when it is at most 128 of [A-Za-z0-9._-] (decisions.md point 1). */
+/** A client-chosen id is kept when it is at most 128 of [A-Za-z0-9._-]. */
 const CLIENT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function generateRequestId(req: IncomingMessage): string {

@@ -1,6 +1,6 @@
 /**
  * Turn Ajv validation errors into one sentence that names the field and the rule
- * (decisions.md point 4: e.g. "speed must be between 0.5 and 2").
+ * (e.g. "speed must be between 0.5 and 2").
  * Ajv runs with `verbose: true`, so each error carries its parentSchema.
  */
 import { Ajv, type Options } from 'ajv';

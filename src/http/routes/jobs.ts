@@ -30,7 +30,7 @@ const Job = Type.Object({
 
 const sttErrors = { 401: Type.Ref('SttError'), 404: Type.Ref('SttError'), 429: Type.Ref('SttError'), 500: Type.Ref('SttError') };
 
-/** decisions.md point 26: a job's state and delivery attempts, for its owner only. */
+/** A job's state and delivery attempts, for its owner only (another account's id answers 404). */
 export function jobRoutes(deps: { jobs: JobService }) {
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();

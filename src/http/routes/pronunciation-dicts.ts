@@ -20,7 +20,7 @@ export interface PronunciationDictRouteOptions {
   limits: { maxDictEntries: number; maxDictsPerAccount: number };
 }
 
-/** decisions.md point 14: list, create, replace and delete the caller's dictionaries. */
+/** List, create, replace and delete the caller's dictionaries; another account's ids answer 404. */
 export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
   const wire = (d: { id: string; items: PronunciationItem[]; createdAt: string }) => ({ id: d.id, items: d.items, createdAt: d.createdAt });
   const Items = Type.Array(Item, { minItems: 1, maxItems: deps.limits.maxDictEntries });

@@ -1,5 +1,5 @@
 /**
- * Synthesis routes: /stream (SSE, decisions.md point 10) for all three models and /get_speech
+ * Synthesis routes: /stream (Server-Sent Events of base64 chunks) for all three models and /get_speech
  * (whole file, point 11) for tts-v2 and tts-v3.1. Thin: schema → SynthesisRequest → use case.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -36,7 +36,7 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
     speed: body.speed,
     language: body.language,
     outputFormat: body.output_format,
-    // tts-v3.1 has no consistency control (decisions.md point 7).
+    // tts-v3.1 has no consistency control.
     consistency: model === 'tts-v3.1' ? undefined : body.consistency,
     pronunciationDicts: body.pronunciation_dicts ?? [],
   };

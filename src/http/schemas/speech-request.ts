@@ -1,5 +1,5 @@
 /**
- * The speech request body per model (interface.md "Speech request", decisions.md points 6-8).
+ * The speech request body per model (interface.md "Speech request").
  * Ranges and enums live here so a 400 names the field and the rule.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -24,7 +24,7 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       voice_id: Type.String({ minLength: 1, maxLength: MAX_VOICE_ID_CHARS, description: 'Voice identifier (see get_voices)' }),
       sample_rate: sampleRate,
       speed: Type.Number({ minimum: 0.5, maximum: 2, default: 1 }),
-      // tts-v3.1 accepts and ignores these (decisions.md point 7): clients migrating from tts-v2 send them.
+      // tts-v3.1 accepts and ignores these: clients migrating from tts-v2 send them.
       consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),

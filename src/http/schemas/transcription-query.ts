@@ -1,4 +1,4 @@
-/** Query parameters of POST /api/v1/stt/get_text (interface.md, decisions.md point 17). */
+/** Query parameters of POST /api/v1/stt/get_text (interface.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from './common.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-/** Durable transcription jobs with webhook delivery (decisions.md points 23-27); columns documented in schema.ts. */
+/** Durable transcription jobs with webhook delivery; columns documented in schema.ts. */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('jobs')

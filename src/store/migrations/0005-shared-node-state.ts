@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
- * What several nodes on one database share (issue 13): job audio in the database instead of a
+ * What several nodes on one database share: job audio in the database instead of a
  * node's disk, a lease row per cluster-wide task (retention), rate-limit buckets, and the index
  * retention deletes by. Columns are documented in schema.ts.
  */

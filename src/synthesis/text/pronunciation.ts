@@ -1,5 +1,5 @@
 /**
- * Pronunciation dictionaries (decisions.md points 13 and 14): entries replace whole words,
+ * Pronunciation dictionaries: entries replace whole words,
  * case-insensitively, before normalisation; a later dictionary wins over an earlier one.
  *
  * A dictionary is compiled once into a trie of tokens (words, whitespace runs, single other

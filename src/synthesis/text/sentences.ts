@@ -1,6 +1,6 @@
 /**
  * Splitting text into sentences so that the first one can be synthesised and streamed while
- * the rest wait, and no piece is longer than an engine handles well (decisions.md point 6).
+ * the rest wait, and no piece is longer than an engine handles well.
  */
 import { collapseWhitespace } from './normalize.js';
 

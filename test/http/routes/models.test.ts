@@ -7,8 +7,8 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, truncateSync, statSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sharedModel } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sharedModel } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 let s: TestServer;
 let modelsDir: string;

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { ApiKeyService } from '../../src/accounts/api-keys.js';
-import { AccountRepository } from '../../src/store/account-repository.js';
-import { ApiKeyRepository } from '../../src/store/api-key-repository.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { ApiKeyService } from '../../../src/accounts/api-keys.js';
+import { AccountRepository } from '../../../src/store/account-repository.js';
+import { ApiKeyRepository } from '../../../src/store/api-key-repository.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 const randomKey = () => `sk_${randomBytes(30).toString('hex').slice(0, 40)}`;
 

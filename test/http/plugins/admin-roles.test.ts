@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KEY_ROLES } from '../../src/accounts/api-keys.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { KEY_ROLES } from '../../../src/accounts/api-keys.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 describe('admin routes need an admin key', () => {
   let s: TestServer;

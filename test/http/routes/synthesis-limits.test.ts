@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { modelsDirWith } from '../helpers/models.js';
-import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { allSseEvents, chunkBytes } from '../helpers/sse.js';
+import { modelsDirWith } from '../../helpers/models.js';
+import { skipWithoutPg, withPgSchema } from '../../helpers/pg-schema.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
 
 const ESPEAK = 'espeak-en-us-female';
 const TONES_16K = 'fake-piper-tones-en_US-16k';

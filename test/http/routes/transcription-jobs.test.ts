@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { verifyWebhookSignature } from '../../src/jobs/webhook-signature.js';
-import { version } from '../../src/version.js';
-import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type ReceivedWebhook } from '../jobs/fixtures/receiver.js';
+import { verifyWebhookSignature } from '../../../src/jobs/webhook-signature.js';
+import { version } from '../../../src/version.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { startReceiver, type ReceivedWebhook } from '../../jobs/fixtures/receiver.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 

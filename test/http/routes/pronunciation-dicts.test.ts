@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 describe('pronunciation dictionaries (decisions.md point 14)', () => {
   let s: TestServer;

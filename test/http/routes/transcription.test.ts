@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { englishEntries, rttmTurns } from '../engines/stt-fixtures.js';
-import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../helpers/audio-formats.js';
-import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs, sttTestPacks } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { expectSttError } from '../helpers/stt-errors.js';
+import { englishEntries, rttmTurns } from '../../engines/stt-fixtures.js';
+import { formatSpecs, makeFormatSet, sharedWordRatio, wavDuration, wordsOf, type FormatSet } from '../../helpers/audio-formats.js';
+import { REAL_TEST_MODELS, corpusFile, modelsDirWith, needs, sttTestPacks } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { expectSttError } from '../../helpers/stt-errors.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 

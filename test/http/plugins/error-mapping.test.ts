@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import * as errors from '../../src/errors.js';
-import { streamErrorMessage, toDomainError, toWireError } from '../../src/http/plugins/error-mapping.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import * as errors from '../../../src/errors.js';
+import { streamErrorMessage, toDomainError, toWireError } from '../../../src/http/plugins/error-mapping.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 describe('error contract', () => {
   let s: TestServer;

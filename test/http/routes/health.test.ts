@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 describe('health, readiness and API docs', () => {
   let s: TestServer;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ClonedVoiceRepository } from '../../src/store/cloned-voice-repository.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { ClonedVoiceRepository } from '../../../src/store/cloned-voice-repository.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 describe('voice catalogue and cloned voices', () => {
   let s: TestServer;

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { countSentences } from '../helpers/counting-engines.js';
-import { connectRaw, parseResponse, within } from '../helpers/raw-http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { countSentences } from '../../helpers/counting-engines.js';
+import { connectRaw, parseResponse, within } from '../../helpers/raw-http.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 const ESPEAK = 'espeak-en-us-female';
 // About three minutes of speech: far more than loopback socket buffers hold (~12 MB as base64 PCM at 24 kHz).

@@ -11,11 +11,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { adtsBomb, allBombs, flacBomb, oggOpusBomb } from '../fuzz/bombs.js';
-import { aiff, flacHeader, floatsWith, tone16, wav } from '../fuzz/hostile-audio.js';
-import { REAL_TEST_MODELS, modelsDirWith, needs } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { expectSttError } from '../helpers/stt-errors.js';
+import { adtsBomb, allBombs, flacBomb, oggOpusBomb } from '../../fuzz/bombs.js';
+import { aiff, flacHeader, floatsWith, tone16, wav } from '../../fuzz/hostile-audio.js';
+import { REAL_TEST_MODELS, modelsDirWith, needs } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { expectSttError } from '../../helpers/stt-errors.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 

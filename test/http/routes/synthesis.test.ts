@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decodeAudio } from '../../src/audio/decode.js';
-import { parseWav } from '../../src/audio/wav.js';
-import { countSentences } from '../helpers/counting-engines.js';
-import { modelsDirWith } from '../helpers/models.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { allSseEvents, chunkBytes, sseEvents } from '../helpers/sse.js';
+import { decodeAudio } from '../../../src/audio/decode.js';
+import { parseWav } from '../../../src/audio/wav.js';
+import { countSentences } from '../../helpers/counting-engines.js';
+import { modelsDirWith } from '../../helpers/models.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { allSseEvents, chunkBytes, sseEvents } from '../../helpers/sse.js';
 
 const ESPEAK = 'espeak-en-us-female';
 const TONES_16K = 'fake-piper-tones-en_US-16k';
