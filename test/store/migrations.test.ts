@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { skipWithoutPg } from '../helpers/pg-schema.js';
 import { ApiKeyService } from '../../src/accounts/api-keys.js';
 import { AccountRepository } from '../../src/store/account-repository.js';
 import { ApiKeyRepository } from '../../src/store/api-key-repository.js';
@@ -42,7 +43,7 @@ describe('migrations', () => {
   });
 
   const pgUrl = process.env.PARLEY_TEST_DATABASE_URL;
-  it('build the schema on PostgreSQL', { skip: pgUrl ? false : 'set PARLEY_TEST_DATABASE_URL (postgres://…) to run; .ci/run does' }, async () => {
+  it('build the schema on PostgreSQL', { skip: skipWithoutPg }, async () => {
     // A schema of its own per run keeps repeated runs independent.
     const schema = `t_${Date.now()}_${process.pid}`;
     const admin = new pg.Client({ connectionString: pgUrl });
