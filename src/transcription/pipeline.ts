@@ -60,9 +60,9 @@ export interface AudioTranscript {
   transcription: string;
   /** The requested language, or for "multi" the one detected over most of the speech. */
   language: string;
-  /** Empty unless wordTimestamps (decisions.md 17). */
+  /** Always present, empty unless wordTimestamps (word_timestamps=true). */
   words: Word[];
-  /** Empty unless wordTimestamps (decisions.md 17). */
+  /** Always present, empty unless wordTimestamps (word_timestamps=true). */
   utterances: Utterance[];
   /** Seconds of the input audio. */
   duration: number;
