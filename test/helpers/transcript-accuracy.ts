@@ -31,6 +31,12 @@ export function wordErrors(reference: string[], hypothesis: string[]): number {
   return previous[hypothesis.length]!;
 }
 
+/** Word errors (substitutions, insertions, deletions) per reference word. */
+export function wordErrorRate(reference: string, hypothesis: string): number {
+  const ref = normaliseWords(reference);
+  return ref.length === 0 ? 0 : wordErrors(ref, normaliseWords(hypothesis)) / ref.length;
+}
+
 /**
  * English recordings whose `text` is an exact reference: en/ (read speech) and emotion/ (RAVDESS
  * scripted sentences). The speechocean762 prompts are left out, as the corpus README says

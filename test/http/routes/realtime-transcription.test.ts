@@ -15,7 +15,7 @@ import { parseWav } from '../../../src/audio/wav.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, sttTestPacks } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, openSocket, TestSocket, wsUrl } from '../../helpers/websocket.js';
-import { wordErrorRate } from '../../helpers/word-error-rate.js';
+import { wordErrorRate } from '../../helpers/transcript-accuracy.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
