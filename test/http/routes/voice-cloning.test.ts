@@ -23,14 +23,17 @@ interface ManifestEntry {
   duration_s: number;
 }
 
-const manifest: ManifestEntry[] = readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => JSON.parse(line) as ManifestEntry);
+/** The corpus labels, read when a test needs them (a clone without the corpus skips instead). */
+function manifest(): ManifestEntry[] {
+  return readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ManifestEntry);
+}
 
 /** The longest labelled adult sample of a gender (speechocean762: clean read speech, one speaker). */
 function adultSample(gender: 'female' | 'male'): string {
-  const candidates = manifest.filter((e) => e.kind === 'age_gender' && e.gender === gender && Number(e.age) >= 18);
+  const candidates = manifest().filter((e) => e.kind === 'age_gender' && e.gender === gender && Number(e.age) >= 18);
   const longest = candidates.sort((a, b) => b.duration_s - a.duration_s)[0];
   assert.ok(longest, `the corpus has an adult ${gender} sample`);
   return longest.file;
