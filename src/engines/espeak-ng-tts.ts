@@ -207,6 +207,9 @@ class EspeakWorker {
 
   async terminate(): Promise<void> {
     this.dead = true;
+    // An idle worker is unref'd; without a ref the process may run out of events before the
+    // worker's exit arrives, and whoever awaits close() is left with a promise that never settles.
+    this.worker.ref();
     await this.worker.terminate();
   }
 
