@@ -39,6 +39,8 @@ interface SocketSettings {
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
 const BACKLOG_SECONDS = 10;
+/** Received frames waiting to be handled, bytes, before the socket stops reading. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
 function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscriptionOptions): SocketSettings {
   const sampleRate = q.sample_rate === undefined ? 16_000 : Number(q.sample_rate);
@@ -66,6 +68,7 @@ function checkInstalled(engines: HeldEngines, settings: SocketSettings) {
 
 class TranscriptionSocket {
   private queue: Promise<void> = Promise.resolve();
+  private queuedBytes = 0;
   private closing = false;
 
   constructor(
@@ -88,9 +91,26 @@ class TranscriptionSocket {
     this.session.send({ type: 'error', message }, this.options.writeStallTimeoutMs).catch(() => undefined);
   }
 
-  /** Messages are handled one at a time, in order: audio after a finalize belongs to the next final. */
+  /**
+   * Messages are handled one at a time, in order: audio after a finalize belongs to the next final.
+   * While a finalize waits for the engine, frames queue here; past MAX_QUEUED_BYTES the socket
+   * stops reading (TCP pushes back on the client) until half of them are handled.
+   */
+  get backlogged(): boolean {
+    return this.queuedBytes > MAX_QUEUED_BYTES / 2;
+  }
+
   onMessage(data: RawData, isBinary: boolean): void {
-    this.queue = this.queue.then(() => this.handle(data, isBinary));
+    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+    this.queuedBytes += size;
+    const { socket } = this.session;
+    if (this.queuedBytes > MAX_QUEUED_BYTES && !socket.isPaused) socket.pause();
+    this.queue = this.queue
+      .then(() => this.handle(data, isBinary))
+      .finally(() => {
+        this.queuedBytes -= size;
+        if (socket.isPaused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) socket.resume();
+      });
   }
 
   private async handle(data: RawData, isBinary: boolean): Promise<void> {
@@ -167,6 +187,8 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
         let handler: TranscriptionSocket | undefined;
         const early: [RawData, boolean][] = [];
         socket.on('message', (data, isBinary) => (handler ? handler.onMessage(data, isBinary) : early.push([data, isBinary])));
+        // Nothing more is read until the session is ready: what came with the upgrade waits in `early`.
+        socket.pause();
         try {
           const installed = checkInstalled(engines, settings);
           const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
@@ -194,6 +216,8 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
           session.closed.signal.addEventListener('abort', stop);
           handler = new TranscriptionSocket(session, stt, decoder, settings, options);
           for (const [data, isBinary] of early.splice(0)) handler.onMessage(data, isBinary);
+          // Else the queue resumes the socket once it has drained to half.
+          if (socket.isPaused && !handler.backlogged) socket.resume();
         } catch (err) {
           engines.release();
           request.log.error({ err }, 'streaming transcription could not start');
