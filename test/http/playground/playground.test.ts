@@ -1,22 +1,24 @@
 /**
  * The playground at / in a real headless Chromium (Debian's `chromium`, driven by playwright-core)
  * against a real server with the shared models: the page loads cleanly, lists voices once a key
- * is given, plays streamed speech, and transcribes an uploaded corpus file. The run saves the
- * screenshot the README shows (docs/playground.png).
+ * is given, plays streamed speech, and transcribes an uploaded corpus file. The run saves a
+ * screenshot in the temp dir; `npm run docs:playground` saves the one the README shows
+ * (docs/playground.png), so a test run leaves tracked files alone.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, repoRoot } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { skipWhenMissing } from '../../helpers/skip.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
 const CHROMIUM = process.env.PARLEY_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_MISSING = skipWhenMissing(!existsSync(CHROMIUM) && `needs Chromium at ${CHROMIUM} (npm test's set-up installs Debian's chromium; PARLEY_TEST_CHROMIUM names another)`);
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true }) || CHROMIUM_MISSING;
-const SCREENSHOT = path.join(repoRoot, 'docs', 'playground.png');
+const SCREENSHOT = process.env.PARLEY_TEST_SCREENSHOT ?? path.join(tmpdir(), 'parley-playground.png');
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
 
 describe('playground', { skip: NEEDS }, () => {
