@@ -7,7 +7,8 @@
 //       ffmpeg          decodes uploads in formats the built-in decoders do not read (m4a/AAC, AIFF, ...)
 //       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
-//     fonts-dejavu-core (the playground's browser tests, driven by playwright-core).
+//     fonts-dejavu-core (the playground's browser tests, driven by playwright-core), python3-onnx
+//     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -45,6 +46,7 @@ const wanted = [
         { pkg: 'chromium', present: () => onPath('chromium') },
         // A font for the playground's screenshot (chromium itself depends on none).
         { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
+        { pkg: 'python3-onnx', present: () => existsSync('/usr/lib/python3/dist-packages/onnx') },
       ]
     : []),
 ];
