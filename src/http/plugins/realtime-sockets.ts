@@ -13,7 +13,7 @@ import { InProcessSocketSlots, type SocketSlotStore } from './socket-slots.js';
 type RealtimeLimits = Config['realtime'];
 
 export type RealtimeKind = 'synthesis' | 'transcription';
-export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout' | 'inputBacklog';
+export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout' | 'unansweredPing' | 'inputBacklog';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CloseCode = { normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, internal: 1011 } as const;
@@ -46,6 +46,7 @@ export class RealtimeSockets {
     messageSize: 0,
     backPressure: 0,
     idleTimeout: 0,
+    unansweredPing: 0,
     inputBacklog: 0,
   };
 
@@ -137,7 +138,7 @@ export class RealtimeSession {
     }, limits.maxSessionSeconds * 1000);
     this.pinger = setInterval(() => {
       if (!this.answeredPing) {
-        request.log.info('websocket client did not answer a ping: dropped');
+        sockets.hit('unansweredPing', request, { pingIntervalMs: limits.pingIntervalMs });
         socket.terminate();
         return;
       }
