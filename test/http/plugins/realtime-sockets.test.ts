@@ -2,7 +2,8 @@
  * The limits every WebSocket is held to, through real sockets on a server with short limits: the
  * session length (a socket is closed with 1008 when it is reached, however busy, while pings keep
  * an answering client alive until then), and ping/pong keep-alive (a client that stops answering
- * pings is dropped). Each shows in the readiness report's limit hits.
+ * pings is dropped). Each shows in the readiness report's limit hits, and the AsyncAPI document
+ * states them as configured.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -60,5 +61,14 @@ describe('ping/pong keep-alive', () => {
     assert.equal(closed.code, 1006);
     assert.ok(pings >= 1, 'the server pinged before dropping it');
     assert.equal((await limitHits()).unansweredPing, before + 1);
+  });
+});
+
+describe('description', () => {
+  it('the AsyncAPI document states the limits as configured', async () => {
+    const { description } = (await (await fetch(`${s.url}/asyncapi.json`)).json()).info;
+    assert.match(description, /at most 100 open sockets per account, counted across every server sharing the database/);
+    assert.match(description, new RegExp(`closed with 1008 after ${SESSION_SECONDS} s, with 1009 on a message over 1 MiB`));
+    assert.match(description, /pings every 0\.1 s and drops a client that did not answer the previous ping/);
   });
 });
