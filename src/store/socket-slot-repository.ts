@@ -13,6 +13,7 @@ import type { Database } from './schema.js';
 const SOCKET_SLOT_LOCK_CLASS = 0x50534c54; // "PSLT"
 
 export interface SocketSlot {
+  /** Unique per socket. */
   id: string;
   accountId: string;
   kind: string;

@@ -3,13 +3,9 @@
  * contract, as the rate limits' is: in process for one node (SQLite), in the database when several
  * nodes serve one account (PostgreSQL).
  */
+import type { SocketSlot, SocketSlotRepository } from '../../store/socket-slot-repository.js';
 
-export interface SocketSlot {
-  /** Unique per socket. */
-  id: string;
-  accountId: string;
-  kind: string;
-}
+export type { SocketSlot };
 
 export interface SocketSlotStore {
   /** Take one of the account's `max` slots for `slot`; false when all are held. Never throws. */
@@ -47,14 +43,6 @@ export class InProcessSocketSlots implements SocketSlotStore {
   }
 }
 
-/** What SharedSocketSlots needs of the database (SocketSlotRepository). */
-export interface SocketSlotTable {
-  take(slot: SocketSlot, node: string, max: number, ttlMs: number): Promise<boolean>;
-  release(id: string): Promise<void>;
-  renew(node: string, ttlMs: number): Promise<number>;
-  releaseNode(node: string): Promise<void>;
-}
-
 /**
  * The slots of every node in one database table: an account's limit holds across the cluster.
  * This node renews its slots every third of `leaseMs`; a node that dies stops renewing, and its
@@ -68,13 +56,14 @@ export class SharedSocketSlots implements SocketSlotStore {
   private readonly inTable = new Set<string>();
   /** Slots whose release failed: retried at the next renewal (until then, renewal keeps them). */
   private readonly unreleased = new Set<string>();
-  private readonly releasing = new Set<Promise<void>>();
+  /** Takes and releases under way: close() waits for them, so none writes after it. */
+  private readonly pending = new Set<Promise<unknown>>();
   private readonly renewer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
 
   constructor(
-    private readonly table: SocketSlotTable,
+    private readonly table: Pick<SocketSlotRepository, 'take' | 'release' | 'renew' | 'releaseNode'>,
     private readonly node: string,
     private readonly leaseMs: number,
     private readonly onError: (err: unknown) => void,
@@ -86,7 +75,7 @@ export class SharedSocketSlots implements SocketSlotStore {
   async take(slot: SocketSlot, max: number): Promise<boolean> {
     if (this.closed || !this.local.take(slot, max)) return false;
     try {
-      if (!(await this.table.take(slot, this.node, max, this.leaseMs))) {
+      if (!(await this.track(this.table.take(slot, this.node, max, this.leaseMs)))) {
         this.local.release(slot.id);
         return false;
       }
@@ -100,14 +89,19 @@ export class SharedSocketSlots implements SocketSlotStore {
   release(id: string): void {
     this.local.release(id);
     if (!this.inTable.delete(id) || this.closed) return;
-    const done: Promise<void> = this.table
-      .release(id)
-      .catch((err: unknown) => {
-        this.unreleased.add(id);
-        this.onError(err);
-      })
-      .finally(() => this.releasing.delete(done));
-    this.releasing.add(done);
+    this.track(this.table.release(id)).catch((err: unknown) => {
+      this.unreleased.add(id);
+      this.onError(err);
+    });
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    const settled: Promise<unknown> = work.then(
+      () => this.pending.delete(settled),
+      () => this.pending.delete(settled),
+    );
+    this.pending.add(settled);
+    return work;
   }
 
   private async renew(): Promise<void> {
@@ -130,7 +124,7 @@ export class SharedSocketSlots implements SocketSlotStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.renewer);
-    await Promise.all(this.releasing);
+    await Promise.all(this.pending);
     try {
       await this.table.releaseNode(this.node);
     } catch (err) {
