@@ -50,7 +50,7 @@ function limitsText(limits: RealtimeLimits): string {
   const mib = (bytes: number) => `${Math.round((bytes / 2 ** 20) * 100) / 100} MiB`;
   return [
     `Limits: at most ${limits.maxSocketsPerAccount} open sockets per account, counted across every server sharing the database (PostgreSQL); one more is closed with 1008 and a reason.`,
-    `A socket is closed with 1008 after ${limits.maxSessionSeconds} s, with 1009 on a message over ${mib(limits.maxMessageBytes)}, and with 1000 after ${limits.idleTimeoutMs / 1000} s without a client message (?timeout= seconds, up to ${limits.maxIdleTimeoutMs / 1000}).`,
+    `A socket is closed with 1008 after ${limits.maxSessionSeconds} s, with 1009 on a message over ${mib(limits.maxMessageBytes)}, and with 1000 after ${limits.idleTimeoutMs / 1000} s with no message either way (?timeout= sets it in seconds, up to ${limits.maxIdleTimeoutMs / 1000}).`,
     `The server pings every ${limits.pingIntervalMs / 1000} s and drops a client that did not answer the previous ping.`,
     `Synthesis pauses while ${mib(limits.maxBufferedBytes)} waits for a client that does not read, and closes the socket with 1008 if it stays so.`,
     'Streaming transcription stops reading past 4 MiB of frames waiting for the engines, so TCP pushes back on the client.',

@@ -2,11 +2,13 @@
  * Sockets per account across nodes: two servers on one PostgreSQL database share each account's
  * realtime.maxSocketsPerAccount. A socket over the limit on either node is closed with 1008; a
  * socket closed on one node frees its slot for the other; the slots of a node that died (it stopped
- * renewing them) are free once they expire; a server that closes frees its slots.
+ * renewing them) are free once they expire; a server that closes frees its slots. While the
+ * database cannot answer, the node's own count still bounds an account.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { SharedSocketSlots } from '../../../src/http/plugins/socket-slots.js';
 import { openStore, type Store } from '../../../src/store/database.js';
 import { skipWithoutPg, withPgSchema } from '../../helpers/pg-schema.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
@@ -127,5 +129,51 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
     await a.close();
     assert.equal(await slotRows(store, sql`node = ${node}`), 0);
     socket.close();
+  });
+});
+
+describe('socket slots while the database cannot answer', () => {
+  const slot = (id: string) => ({ id, accountId: 'acct', kind: 'synthesis' });
+
+  it('bound an account by this node\'s count, and report each error', async () => {
+    const errors: unknown[] = [];
+    const refused = async () => {
+      throw new Error('connection refused');
+    };
+    const slots = new SharedSocketSlots({ take: refused, release: refused, renew: refused, releaseNode: refused }, 'node', LEASE_MS, (err) => errors.push(err));
+    try {
+      assert.deepEqual([await slots.take(slot('a'), MAX), await slots.take(slot('b'), MAX), await slots.take(slot('c'), MAX)], [true, true, false]);
+      assert.equal(errors.length, 2, 'each failed take is reported');
+      slots.release('a');
+      assert.equal(await slots.take(slot('d'), MAX), true, 'a released slot is free on this node at once');
+    } finally {
+      await slots.close();
+    }
+  });
+
+  it('retry a release that failed at the next renewal', async () => {
+    const errors: unknown[] = [];
+    const released: string[] = [];
+    let releaseFails = true;
+    const table = {
+      take: async () => true,
+      release: async (id: string) => {
+        if (releaseFails) throw new Error('connection refused');
+        released.push(id);
+      },
+      renew: async () => 0,
+      releaseNode: async () => undefined,
+    };
+    const slots = new SharedSocketSlots(table, 'node', LEASE_MS, (err) => errors.push(err));
+    try {
+      assert.equal(await slots.take(slot('a'), MAX), true);
+      slots.release('a');
+      await until(async () => errors.length === 1, 'the failed release to be reported');
+      releaseFails = false;
+      await until(async () => released.length === 1, 'the release to be retried');
+      assert.deepEqual(released, ['a']);
+    } finally {
+      await slots.close();
+    }
   });
 });
