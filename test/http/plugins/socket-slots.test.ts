@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { SharedSocketSlots } from '../../../src/http/plugins/socket-slots.js';
 import { openStore, type Store } from '../../../src/store/database.js';
 import { skipWithoutPg, withPgSchema } from '../../helpers/pg-schema.js';
+import { until } from '../../jobs/fixtures/job-options.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, TestSocket, wsUrl } from '../../helpers/websocket.js';
 
@@ -41,14 +42,6 @@ function assertRefused(socket: TestSocket): void {
 
 async function slotRows(store: Store, where = sql`true`): Promise<number> {
   return Number((await sql<{ n: string }>`select count(*) as n from socket_slots where ${where}`.execute(store.db)).rows[0]!.n);
-}
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWithoutPg, timeout: 120_000 }, () => {
@@ -92,13 +85,13 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
     assertRefused(await openOn(b, key));
 
     onA[0]!.close();
-    await until(async () => (await slotRows(store)) === 1, 'the closed socket\'s slot to be freed');
+    await until('the closed socket\'s slot to be freed', async () => (await slotRows(store)) === 1);
     const onB = await openOn(b, key);
     assertAdmitted(onB);
     assertRefused(await openOn(a, key));
 
     for (const socket of [onA[1]!, onB]) socket.close();
-    await until(async () => (await slotRows(store)) === 0, 'every slot to be freed');
+    await until('every slot to be freed', async () => (await slotRows(store)) === 0);
   });
 
   it('frees the slots of a node that stopped renewing them once they expire, and only then', async () => {
@@ -113,12 +106,12 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
         .execute();
     }
     assertRefused(await openOn(b, key));
-    await until(async () => Date.now() > Date.parse(expires) + 50, 'the dead node\'s slots to expire');
+    await until('the dead node\'s slots to expire', async () => Date.now() > Date.parse(expires) + 50);
     const sockets = [await openOn(b, key), await openOn(a, key)];
     sockets.forEach(assertAdmitted);
     assert.equal(await slotRows(store, sql`node = 'dead-node'`), 0, 'the expired slots are gone');
     for (const socket of sockets) socket.close();
-    await until(async () => (await slotRows(store)) === 0, 'every slot to be freed');
+    await until('every slot to be freed', async () => (await slotRows(store)) === 0);
   });
 
   it('frees a node\'s slots when the server closes', async () => {
@@ -168,9 +161,9 @@ describe('socket slots while the database cannot answer', () => {
     try {
       assert.equal(await slots.take(slot('a'), MAX), true);
       slots.release('a');
-      await until(async () => errors.length === 1, 'the failed release to be reported');
+      await until('the failed release to be reported', async () => errors.length === 1);
       releaseFails = false;
-      await until(async () => released.length === 1, 'the release to be retried');
+      await until('the release to be retried', async () => released.length === 1);
       assert.deepEqual(released, ['a']);
     } finally {
       await slots.close();
