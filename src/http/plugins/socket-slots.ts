@@ -112,7 +112,10 @@ export class SharedSocketSlots implements SocketSlotStore {
         await this.table.release(id);
         this.unreleased.delete(id);
       }
-      await this.table.renew(this.node, this.leaseMs);
+      const held = this.inTable.size;
+      const renewed = await this.table.renew(this.node, this.leaseMs);
+      // Another node swept them: this one did not renew for a whole lease (a stalled event loop, a lost database).
+      if (renewed < held) throw new Error(`${held - renewed} of this node's ${held} socket slots expired before renewal; they no longer count`);
     } catch (err) {
       this.onError(err);
     } finally {
