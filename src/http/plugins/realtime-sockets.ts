@@ -77,9 +77,7 @@ export class RealtimeSockets {
     const max = this.limits.maxSocketsPerAccount;
     if (!(await this.slots.take(slot, max))) {
       this.hit('socketsPerAccount', request, { max });
-      // Reading again, so the client's close frame ends the handshake; its messages are dropped.
-      inbox.receive(() => undefined);
-      socket.resume();
+      inbox.closing(socket);
       socket.close(CloseCode.policy, `too many open sockets for this account (at most ${max})`);
       return null;
     }
@@ -109,6 +107,16 @@ class Inbox {
   receive(receiver: (data: RawData, isBinary: boolean) => void): void {
     this.receiver = receiver;
     for (const [data, isBinary] of this.early.splice(0)) receiver(data, isBinary);
+  }
+
+  /**
+   * The server is closing the socket: what the client sends until its close frame is dropped, and
+   * the socket reads again (if it had stopped), so that close frame ends the handshake.
+   */
+  closing(socket: WebSocket): void {
+    this.early.length = 0;
+    this.receiver = () => undefined;
+    if (socket.isPaused) socket.resume();
   }
 }
 
@@ -185,8 +193,7 @@ export class RealtimeSession {
     if (!this.isOpen) return;
     // A close reason is at most 123 bytes (RFC 6455 5.5: control frames carry ≤ 125).
     this.socket.close(code, Buffer.from(reason).subarray(0, 123).toString());
-    // A socket that stopped reading (a backlog) must read the client's close frame to finish.
-    if (this.socket.isPaused) this.socket.resume();
+    this.inbox.closing(this.socket);
   }
 
   /**
