@@ -2,7 +2,7 @@
  * Streaming transcription through real sockets, on the real engines (silero VAD, the tiny
  * streaming English zipformer, the stand-in diarization packs): partials while the audio is
  * still coming, finals that match the REST route's transcript, finalize and close_stream, the
- * encodings, and every refusal.
+ * encodings, every refusal, and TCP push-back on a client that sends faster than the engines handle.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
