@@ -59,7 +59,8 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
         return new Promise<void>((r) => (release = r));
       });
     });
-    const databaseUrl = await ready;
+    // A schema that could not be made ends withPgSchema early, with its error.
+    const databaseUrl = await Promise.race([ready, dropped!.then(() => Promise.reject(new Error('withPgSchema ended early')))]);
     const config = { databaseUrl, logLevel: 'warn', realtime: { maxSocketsPerAccount: MAX, socketLeaseMs: LEASE_MS } };
     a = await startTestServer({ engines: true, config });
     b = await startTestServer({ engines: true, config });
