@@ -157,8 +157,16 @@ export interface Config {
   };
   /** WebSocket synthesis and streaming transcription (README "Realtime"). */
   realtime: {
-    /** Open sockets per account (both kinds together); one more is closed at once with code 1008. */
+    /**
+     * Open sockets per account (both kinds together); one more is closed at once with code 1008.
+     * With PostgreSQL the limit holds across every node on the database.
+     */
     maxSocketsPerAccount: number;
+    /**
+     * With PostgreSQL: each node renews its open sockets' slots every third of this; the slots of a
+     * node that stops renewing (it died) are free this long after its last renewal, ms.
+     */
+    socketLeaseMs: number;
     /** A socket is closed (1008) after this long, however busy, seconds. */
     maxSessionSeconds: number;
     /** Largest message a client may send, bytes; a larger one closes the socket with code 1009. */
@@ -324,6 +332,7 @@ export const defaultConfig: Config = {
   },
   realtime: {
     maxSocketsPerAccount: 100,
+    socketLeaseMs: 30_000,
     maxSessionSeconds: 3_600,
     maxMessageBytes: 1024 * 1024,
     idleTimeoutMs: 60_000,
@@ -510,6 +519,7 @@ function validate(config: Config, problems: string[]): void {
   if (config.synthesis.workersPerEngine < 1) problems.push('synthesis.workersPerEngine must be at least 1');
   for (const name of ['maxSocketsPerAccount', 'maxSessionSeconds', 'maxMessageBytes', 'idleTimeoutMs', 'pingIntervalMs', 'maxRequestsPerSocket', 'partialIntervalMs', 'maxUtteranceSeconds'] as const)
     if (config.realtime[name] < 1) problems.push(`realtime.${name} must be at least 1`);
+  if (config.realtime.socketLeaseMs < 300) problems.push('realtime.socketLeaseMs must be at least 300');
   if (config.realtime.maxIdleTimeoutMs < config.realtime.idleTimeoutMs) problems.push('realtime.maxIdleTimeoutMs must be at least realtime.idleTimeoutMs');
   if (!['by-capability', 'shared'].includes(config.inference.layout)) problems.push('inference.layout must be "by-capability" or "shared"');
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildEngines, type Engines } from './compose/engines.js';
-import { buildRateLimitStore, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
+import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
 import { buildSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
 import { buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
@@ -72,7 +72,10 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning });
     const heldEngines = engines && buildHeldEngines(engines.models);
     const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg }));
-    const sockets = new RealtimeSockets(config.realtime);
+    let app: FastifyInstance | undefined;
+    const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
+    releasers.add('socket slots', () => socketSlots.close());
+    const sockets = new RealtimeSockets(config.realtime, socketSlots);
     readiness.realtime = async () => ({ ok: true, detail: sockets.report() });
     let jobs: JobQueue | undefined;
     if (transcribe) {
@@ -81,7 +84,6 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       readiness.jobs = () => jobs!.readiness();
     }
 
-    let app: FastifyInstance | undefined;
     const rateLimitStore = buildRateLimitStore(storage, (err) => app?.log.error({ err }, 'rate-limit store failed; request let through'));
     releasers.add('rate-limit store', () => rateLimitStore.close());
     app = await buildApp(

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { ApiKeyService, KEY_ROLES } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
 import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } from '../http/plugins/rate-limit.js';
+import { InProcessSocketSlots, SharedSocketSlots, type SocketSlotStore } from '../http/plugins/socket-slots.js';
 import type { ReadinessResult } from '../lifecycle.js';
 import { AccountRepository } from '../store/account-repository.js';
 import { ApiKeyRepository } from '../store/api-key-repository.js';
@@ -14,6 +15,7 @@ import { openStore, type Store } from '../store/database.js';
 import { newNodeId } from '../store/ids.js';
 import { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import { RateLimitRepository } from '../store/rate-limit-repository.js';
+import { SocketSlotRepository } from '../store/socket-slot-repository.js';
 import { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 
 export interface Storage {
@@ -76,4 +78,11 @@ export function buildRateLimitStore(storage: Storage, onError: (err: unknown) =>
   const { store } = storage;
   if (store.backend.singleProcess) return new InProcessRateLimitStore();
   return new SharedRateLimitStore(new RateLimitRepository(store.db), onError);
+}
+
+/** One node (SQLite): socket slots counted in process. Several nodes (PostgreSQL): in the database. */
+export function buildSocketSlots(storage: Storage, config: Config, onError: (err: unknown) => void): SocketSlotStore {
+  const { store } = storage;
+  if (store.backend.singleProcess) return new InProcessSocketSlots();
+  return new SharedSocketSlots(new SocketSlotRepository(store.db, store.backend), storage.nodeId, config.realtime.socketLeaseMs, onError);
 }

@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApiDocument(deps.version, config.limits.maxTextChars));
+  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApiDocument(deps.version, config.limits.maxTextChars, config.realtime));
   await useCors(app, config.cors);
   await app.register(playgroundRoutes());
 

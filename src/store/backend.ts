@@ -10,9 +10,11 @@ export interface BackendProfile {
   skipLocked: boolean;
   /** Only one process may use the database (a file with one writer). */
   singleProcess: boolean;
+  /** `pg_advisory_xact_lock`: a transaction may lock a key of its choosing (not a row) until it ends. */
+  advisoryLocks: boolean;
 }
 
 export const backendProfiles: Record<BackendName, BackendProfile> = Object.freeze({
-  sqlite: { name: 'sqlite', skipLocked: false, singleProcess: true },
-  postgres: { name: 'postgres', skipLocked: true, singleProcess: false },
+  sqlite: { name: 'sqlite', skipLocked: false, singleProcess: true, advisoryLocks: false },
+  postgres: { name: 'postgres', skipLocked: true, singleProcess: false, advisoryLocks: true },
 });

@@ -161,6 +161,22 @@ export interface RateLimitBucketTable {
   updated_ms: number;
 }
 
+/**
+ * A WebSocket open on some node: it holds one of its account's realtime.maxSocketsPerAccount
+ * slots until it closes, or, if its node dies, until `expires_at` passes unrenewed.
+ */
+export interface SocketSlotTable {
+  id: string;
+  account_id: string;
+  /** The id of the node serving the socket (Storage.nodeId). */
+  node: string;
+  /** synthesis | transcription */
+  kind: string;
+  opened_at: string;
+  /** Database-clock time the node last promised to renew the slot by; later than that, the slot is free. */
+  expires_at: string;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -172,6 +188,7 @@ export interface Database {
   job_audio: JobAudioTable;
   leases: LeaseTable;
   rate_limit_buckets: RateLimitBucketTable;
+  socket_slots: SocketSlotTable;
 }
 
 export type { Generated };

@@ -4,14 +4,16 @@
  * limit hit is logged and counted for the readiness report.
  */
 import type { FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import { randomUUID } from 'node:crypto';
+import type { RawData, WebSocket } from 'ws';
 import type { Config } from '../../config.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { InProcessSocketSlots, type SocketSlotStore } from './socket-slots.js';
 
 type RealtimeLimits = Config['realtime'];
 
 export type RealtimeKind = 'synthesis' | 'transcription';
-export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout';
+export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout' | 'unansweredPing' | 'inputBacklog';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CloseCode = { normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, internal: 1011 } as const;
@@ -37,7 +39,6 @@ export function idleTimeoutFromQuery(value: string | undefined, limits: Realtime
 }
 
 export class RealtimeSockets {
-  private readonly perAccount = new Map<string, number>();
   private readonly open: Record<RealtimeKind, number> = { synthesis: 0, transcription: 0 };
   private readonly limitHits: Record<RealtimeLimitName, number> = {
     socketsPerAccount: 0,
@@ -45,11 +46,16 @@ export class RealtimeSockets {
     messageSize: 0,
     backPressure: 0,
     idleTimeout: 0,
+    unansweredPing: 0,
+    inputBacklog: 0,
   };
 
-  constructor(readonly limits: RealtimeLimits) {}
+  constructor(
+    readonly limits: RealtimeLimits,
+    private readonly slots: SocketSlotStore = new InProcessSocketSlots(),
+  ) {}
 
-  /** For the readiness report. */
+  /** For the readiness report (`open`: this node's sockets). */
   report(): { open: Record<RealtimeKind, number>; limitHits: Record<RealtimeLimitName, number> } {
     return { open: { ...this.open }, limitHits: { ...this.limitHits } };
   }
@@ -60,25 +66,57 @@ export class RealtimeSockets {
   }
 
   /**
-   * Takes charge of a newly upgraded socket: counts it against its account (over the limit it is
-   * closed with 1008 and null returned), and starts its timers.
+   * Takes charge of a newly upgraded socket: takes one of its account's slots (with none left it
+   * is closed with 1008 and null returned), and starts its timers. Call it before any await: the
+   * socket stops reading until the session's receive() and a resume(), and what came with the
+   * upgrade waits for the receiver.
    */
-  admit(socket: WebSocket, request: FastifyRequest, kind: RealtimeKind, idleTimeoutMs: number): RealtimeSession | null {
-    const account = request.accountId;
-    const count = this.perAccount.get(account) ?? 0;
-    if (count >= this.limits.maxSocketsPerAccount) {
-      this.hit('socketsPerAccount', request, { max: this.limits.maxSocketsPerAccount });
-      socket.close(CloseCode.policy, `too many open sockets for this account (at most ${this.limits.maxSocketsPerAccount})`);
+  async admit(socket: WebSocket, request: FastifyRequest, kind: RealtimeKind, idleTimeoutMs: number): Promise<RealtimeSession | null> {
+    const inbox = new Inbox(socket);
+    const slot = { id: randomUUID(), accountId: request.accountId, kind };
+    const max = this.limits.maxSocketsPerAccount;
+    if (!(await this.slots.take(slot, max))) {
+      this.hit('socketsPerAccount', request, { max });
+      inbox.closing(socket);
+      socket.close(CloseCode.policy, `too many open sockets for this account (at most ${max})`);
       return null;
     }
-    this.perAccount.set(account, count + 1);
+    // Gone while the slot was taken: its close event has passed.
+    if (socket.readyState !== socket.OPEN) {
+      this.slots.release(slot.id);
+      return null;
+    }
     this.open[kind]++;
-    return new RealtimeSession(socket, request, this, idleTimeoutMs, () => {
-      const left = (this.perAccount.get(account) ?? 1) - 1;
-      if (left > 0) this.perAccount.set(account, left);
-      else this.perAccount.delete(account);
+    return new RealtimeSession(socket, request, this, idleTimeoutMs, inbox, () => {
+      this.slots.release(slot.id);
       this.open[kind]--;
     });
+  }
+}
+
+/** Client messages that arrive before their receiver is ready, held in order. */
+class Inbox {
+  private readonly early: [RawData, boolean][] = [];
+  private receiver: ((data: RawData, isBinary: boolean) => void) | undefined;
+
+  constructor(socket: WebSocket) {
+    socket.on('message', (data, isBinary) => (this.receiver ? this.receiver(data, isBinary) : this.early.push([data, isBinary])));
+    socket.pause();
+  }
+
+  receive(receiver: (data: RawData, isBinary: boolean) => void): void {
+    this.receiver = receiver;
+    for (const [data, isBinary] of this.early.splice(0)) receiver(data, isBinary);
+  }
+
+  /**
+   * The server is closing the socket: what the client sends until its close frame is dropped, and
+   * the socket reads again (if it had stopped), so that close frame ends the handshake.
+   */
+  closing(socket: WebSocket): void {
+    this.early.length = 0;
+    this.receiver = () => undefined;
+    if (socket.isPaused) socket.resume();
   }
 }
 
@@ -98,6 +136,7 @@ export class RealtimeSession {
     readonly request: FastifyRequest,
     private readonly sockets: RealtimeSockets,
     private readonly idleTimeoutMs: number,
+    private readonly inbox: Inbox,
     onClose: () => void,
   ) {
     const { limits } = sockets;
@@ -107,7 +146,7 @@ export class RealtimeSession {
     }, limits.maxSessionSeconds * 1000);
     this.pinger = setInterval(() => {
       if (!this.answeredPing) {
-        request.log.info('websocket client did not answer a ping: dropped');
+        sockets.hit('unansweredPing', request, { pingIntervalMs: limits.pingIntervalMs });
         socket.terminate();
         return;
       }
@@ -129,6 +168,14 @@ export class RealtimeSession {
     this.touch();
   }
 
+  /**
+   * Hands client messages to `receiver`, first those that came before. The socket reads again
+   * only on resume() (a receiver that is not ready yet may wait).
+   */
+  receive(receiver: (data: RawData, isBinary: boolean) => void): void {
+    this.inbox.receive(receiver);
+  }
+
   get isOpen(): boolean {
     return this.socket.readyState === this.socket.OPEN;
   }
@@ -143,8 +190,10 @@ export class RealtimeSession {
   }
 
   close(code: number, reason: string): void {
+    if (!this.isOpen) return;
     // A close reason is at most 123 bytes (RFC 6455 5.5: control frames carry ≤ 125).
-    if (this.isOpen) this.socket.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    this.socket.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    this.inbox.closing(this.socket);
   }
 
   /**

@@ -180,12 +180,13 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions) {
           // Before the upgrade, so a bad value is a plain 400.
           preHandler: async (request) => void idleTimeoutFromQuery(request.query.timeout, options.sockets.limits),
         },
-        (socket, request) => {
+        async (socket, request) => {
           const idleTimeoutMs = idleTimeoutFromQuery(request.query.timeout, options.sockets.limits);
-          const session = options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
+          const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
           if (!session) return;
           const handler = new SynthesisSocket(session, model, validate, options);
-          socket.on('message', (data, isBinary) => handler.onMessage(data, isBinary));
+          session.receive((data, isBinary) => handler.onMessage(data, isBinary));
+          socket.resume();
         },
       );
     }

@@ -104,7 +104,10 @@ class TranscriptionSocket {
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
     this.queuedBytes += size;
     const { socket } = this.session;
-    if (this.queuedBytes > MAX_QUEUED_BYTES && !socket.isPaused) socket.pause();
+    if (this.queuedBytes > MAX_QUEUED_BYTES && !socket.isPaused) {
+      this.options.sockets.hit('inputBacklog', this.session.request, { queuedBytes: this.queuedBytes });
+      socket.pause();
+    }
     this.queue = this.queue
       .then(() => this.handle(data, isBinary))
       .finally(() => {
@@ -181,14 +184,11 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
       },
       wsHandler: async (socket, request) => {
         const settings = settingsOf(request.query, options);
-        const session = options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
+        // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
+        const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
         if (!session) return;
         const engines = options.engines();
         let handler: TranscriptionSocket | undefined;
-        const early: [RawData, boolean][] = [];
-        socket.on('message', (data, isBinary) => (handler ? handler.onMessage(data, isBinary) : early.push([data, isBinary])));
-        // Nothing more is read until the session is ready: what came with the upgrade waits in `early`.
-        socket.pause();
         try {
           const installed = checkInstalled(engines, settings);
           const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
@@ -215,7 +215,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
           if (session.closed.signal.aborted) return stop();
           session.closed.signal.addEventListener('abort', stop);
           handler = new TranscriptionSocket(session, stt, decoder, settings, options);
-          for (const [data, isBinary] of early.splice(0)) handler.onMessage(data, isBinary);
+          session.receive(handler.onMessage.bind(handler));
           // Else the queue resumes the socket once it has drained to half.
           if (socket.isPaused && !handler.backlogged) socket.resume();
         } catch (err) {

@@ -3,6 +3,7 @@
  * OpenAPI document. Message payloads are the schemas the routes validate with.
  */
 import { Type } from '@sinclair/typebox';
+import type { Config } from '../../config.js';
 import { synthesisMessageSchema, SynthesisSocketQuery, TranscriptionSocketQuery } from './realtime.js';
 
 const SynthesisChunk = Type.Object({
@@ -40,9 +41,23 @@ const VadEvent = Type.Object({ type: Type.Union([Type.Literal('speech_started'),
 const SttError = Type.Object({ type: Type.Literal('error'), message: Type.String() });
 const Control = Type.Object({ type: Type.Union([Type.Literal('finalize'), Type.Literal('close_stream')]) });
 
+type RealtimeLimits = Config['realtime'];
+
 const message = (name: string, payload: object, summary: string) => ({ [name]: { name, summary, payload } });
 
-export function asyncApiDocument(version: string, maxTextChars: number): object {
+/** The limits every socket is held to, as configured (the close codes are RFC 6455's). */
+function limitsText(limits: RealtimeLimits): string {
+  const mib = (bytes: number) => `${Math.round((bytes / 2 ** 20) * 100) / 100} MiB`;
+  return [
+    `Limits: at most ${limits.maxSocketsPerAccount} open sockets per account, counted across every server sharing the database (PostgreSQL); one more is closed with 1008 and a reason.`,
+    `A socket is closed with 1008 after ${limits.maxSessionSeconds} s, with 1009 on a message over ${mib(limits.maxMessageBytes)}, and with 1000 after ${limits.idleTimeoutMs / 1000} s with no message either way (?timeout= sets it in seconds, up to ${limits.maxIdleTimeoutMs / 1000}).`,
+    `The server pings every ${limits.pingIntervalMs / 1000} s and drops a client that did not answer the previous ping.`,
+    `Synthesis pauses while ${mib(limits.maxBufferedBytes)} waits for a client that does not read, and closes the socket with 1008 if it stays so.`,
+    'Streaming transcription stops reading past 4 MiB of frames waiting for the engines, so TCP pushes back on the client.',
+  ].join(' ');
+}
+
+export function asyncApiDocument(version: string, maxTextChars: number, limits: RealtimeLimits): object {
   const synthesisChannel = (model: string) => ({
     address: `/api/v1/${model}/get_speech/stream`,
     title: `${model} WebSocket synthesis${model === 'tts-large' ? ' (deprecated, use tts-v2)' : ''}`,
@@ -56,7 +71,11 @@ export function asyncApiDocument(version: string, maxTextChars: number): object 
   });
   return {
     asyncapi: '3.0.0',
-    info: { title: 'Parley realtime', version, description: 'Authenticate with Authorization: Bearer, or ?token= where headers cannot be set. Refusals before the upgrade are plain HTTP 4xx with the REST error bodies.' },
+    info: {
+      title: 'Parley realtime',
+      version,
+      description: `Authenticate with Authorization: Bearer, or ?token= where headers cannot be set. Refusals before the upgrade are plain HTTP 4xx with the REST error bodies. ${limitsText(limits)}`,
+    },
     channels: {
       'tts-v2': synthesisChannel('tts-v2'),
       'tts-v3.1': synthesisChannel('tts-v3.1'),

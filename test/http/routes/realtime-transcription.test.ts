@@ -2,7 +2,7 @@
  * Streaming transcription through real sockets, on the real engines (silero VAD, the tiny
  * streaming English zipformer, the stand-in diarization packs): partials while the audio is
  * still coming, finals that match the REST route's transcript, finalize and close_stream, the
- * encodings, and every refusal.
+ * encodings, every refusal, and TCP push-back on a client that sends faster than the engines handle.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -190,6 +190,72 @@ describe('opus', { skip: NEEDS }, () => {
     const packets = [...oggPackets(ogg)].slice(2);
     const fromPackets = await run(packets);
     assert.ok(wordErrorRate(linear16, fromPackets) < 0.3, `packets: ${fromPackets} vs ${linear16}`);
+  });
+});
+
+/** The most a TCP connection's two buffers (the sender's and the receiver's) may hold, bytes (Linux's limits; else a generous guess). */
+function kernelSocketBufferMax(): number {
+  const max = (name: string) => Number(readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2]);
+  try {
+    return max('tcp_rmem') + max('tcp_wmem');
+  } catch {
+    return 64 * 2 ** 20;
+  }
+}
+
+describe('a client that sends faster than the engines handle', { skip: NEEDS }, () => {
+  it('is pushed back by TCP once 4 MiB of its frames wait, instead of the server queueing all it sends', async (t) => {
+    const readiness = async () => (await (await s.api('/readyz')).json()) as any;
+    const hitsBefore = (await readiness()).realtime.detail.limitHits.inputBacklog;
+    const socket = await open();
+    const { samples } = samplesOf(SHORT);
+    const audio = encodeInt16(samples);
+    // What may leave the client while the server reads nothing: the server's 4 MiB, and what the
+    // loopback's socket buffers hold at most (the largest sizes the kernel may grow them to).
+    const MAX_ACCEPTED = 4 * 2 ** 20 + 64 * 1024 + kernelSocketBufferMax();
+    const FLOOD_BYTES = 2 * MAX_ACCEPTED;
+    // A first final, so the inference processes are up.
+    await sendFrames(socket, audio, 3200, 0);
+    socket.send({ type: 'finalize' });
+    await socket.until((all) => finals(all).length >= 1);
+    const pids: number[] = (await readiness()).inference.detail.processes.map((p: { pid: number | null }) => p.pid).filter(Boolean);
+    assert.ok(pids.length > 0, 'the engines run in inference processes');
+    // The engines handle nothing until SIGCONT: the finalize waits for them, and every frame after it waits behind the finalize.
+    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    try {
+      await sendFrames(socket, audio, 3200, 0);
+      socket.send({ type: 'finalize' });
+      // One frame at a time, each once the last is in the kernel's hands: `accepted` is what left the client.
+      const frame = Buffer.alloc(64 * 1024);
+      let accepted = 0;
+      const flood = (async () => {
+        while (accepted < FLOOD_BYTES) {
+          if (!(await new Promise<boolean>((resolve) => socket.ws.send(frame, (err) => resolve(!err))))) return;
+          accepted += frame.length;
+        }
+      })();
+      // The server stops reading past 4 MiB of waiting frames, and says so.
+      const deadline = Date.now() + 30_000;
+      while ((await readiness()).realtime.detail.limitHits.inputBacklog === hitsBefore) {
+        assert.ok(Date.now() < deadline, `the server never stopped reading (${accepted} bytes sent)`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Then the kernel's buffers fill, and the client can send no more.
+      let last = -1;
+      while (accepted !== last) {
+        last = accepted;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+      t.diagnostic(`${mib(accepted)} of ${mib(FLOOD_BYTES)} left the client (at most ${mib(MAX_ACCEPTED)} may)`);
+      assert.ok(accepted > 4 * 2 ** 20 && accepted <= MAX_ACCEPTED, `${mib(accepted)} left the client`);
+      assert.equal(socket.closed, undefined, 'the socket is paused, not closed');
+      socket.close();
+      await flood;
+    } finally {
+      for (const pid of pids) process.kill(pid, 'SIGCONT');
+      socket.close();
+    }
   });
 });
 
