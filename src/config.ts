@@ -219,6 +219,13 @@ export interface Config {
     cancelGraceMs: number;
     /** Tasks that may wait while a process (re)starts; beyond that requests get 503. */
     maxWaiting: number;
+    /**
+     * Live recognition streams (one per open utterance of a streaming-transcription socket on a
+     * streaming recogniser) one process holds; past it an utterance is re-decoded instead.
+     */
+    maxStreams: number;
+    /** A recognition stream with no audio for this long is closed inside its process, ms; above realtime.maxIdleTimeoutMs. */
+    streamIdleMs: number;
   };
   transcription: {
     /** Worker threads (inside the inference process) running synchronous sherpa calls (VAD, streaming ASR, diarization). */
@@ -354,6 +361,9 @@ export const defaultConfig: Config = {
     restartDelayCapMs: 30_000,
     cancelGraceMs: 5_000,
     maxWaiting: 64,
+    // An OnlineStream of the shared zipformer holds well under 1 MB of state.
+    maxStreams: 256,
+    streamIdleMs: 900_000,
   },
   transcription: {
     workers: 2,
@@ -511,6 +521,7 @@ function validate(config: Config, problems: string[]): void {
   for (const name of ['maxSocketsPerAccount', 'maxSessionSeconds', 'maxMessageBytes', 'idleTimeoutMs', 'pingIntervalMs', 'maxRequestsPerSocket', 'partialIntervalMs', 'maxUtteranceSeconds'] as const)
     if (config.realtime[name] < 1) problems.push(`realtime.${name} must be at least 1`);
   if (config.realtime.maxIdleTimeoutMs < config.realtime.idleTimeoutMs) problems.push('realtime.maxIdleTimeoutMs must be at least realtime.idleTimeoutMs');
+  if (config.inference.streamIdleMs <= config.realtime.maxIdleTimeoutMs) problems.push('inference.streamIdleMs must be more than realtime.maxIdleTimeoutMs');
   if (!['by-capability', 'shared'].includes(config.inference.layout)) problems.push('inference.layout must be "by-capability" or "shared"');
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
   if (config.retention.batchSize < 1 || !Number.isInteger(config.retention.batchSize)) problems.push('retention.batchSize must be a whole number of at least 1');

@@ -145,10 +145,12 @@ class TranscriptionSocket {
     } catch (err) {
       if (err instanceof AbortedError || !this.session.isOpen) return;
       const domain = toDomainError(err, 'stt');
-      // Bad input, or engines busy for now (503): the client is told, the stream goes on.
+      // Bad input, or engines busy or restarting for now (503): the client is told, the stream goes on
+      // (after close_stream there is no stream left: the socket closes once the client is told).
       if (domain && (domain.status < 500 || domain.status === 503)) {
-        this.session.request.log.info({ reason: domain.message }, 'streaming transcription: bad input');
+        this.session.request.log.info({ reason: domain.message }, domain.status === 503 ? 'streaming transcription: engines unavailable' : 'streaming transcription: bad input');
         this.error(domain.message);
+        if (this.closing) this.session.close(CloseCode.internal, 'the last final could not be made');
         return;
       }
       this.session.request.log.error({ err }, 'streaming transcription failed');
