@@ -211,6 +211,7 @@ export class InferenceProcess implements TaskRunner {
     for (const pending of this.waiting.splice(0)) this.settle(pending, error);
     const hosts = [this.host, ...this.leaving].filter((h): h is Host => h !== undefined);
     this.host = undefined;
+    this.streams.clear();
     for (const host of hosts) {
       for (const pending of host.tasks.values()) this.settle(pending, error);
       this.dismiss(host);

@@ -38,6 +38,8 @@ export interface WorkerPoolOptions {
 const MAX_QUEUED_PER_STREAM = 8;
 
 interface OpenStream {
+  /** The task that opened it (closing it again needs its key and config). */
+  opened: OnlineStreamTask;
   worker: PoolWorker;
   lastUsed: number;
   queued: number;
@@ -156,7 +158,7 @@ export class WorkerPool implements TaskRunner<PoolTask> {
       if (this.streams.size >= this.maxStreams) return Promise.reject(new OverloadedError(this.retryAfterSeconds(), `Server is busy: ${this.maxStreams} recognition streams are open. Please try again later.`));
       // The thread holding the fewest streams; ties go to the one with the shortest queue.
       const worker = this.workers.reduce((a, b) => (b.streams < a.streams || (b.streams === a.streams && b.pinned.length < a.pinned.length) ? b : a));
-      open = { worker, lastUsed: Date.now(), queued: 0 };
+      open = { opened: task, worker, lastUsed: Date.now(), queued: 0 };
       worker.streams++;
       this.streams.set(task.stream, open);
     } else if (!open) {
@@ -200,8 +202,7 @@ export class WorkerPool implements TaskRunner<PoolTask> {
     const before = Date.now() - this.streamIdleMs;
     for (const [id, open] of this.streams) {
       if (open.queued > 0 || open.lastUsed > before) continue;
-      const task = { kind: 'online-stream', op: 'close', stream: id, key: '', samples: new Float32Array(0) } as unknown as OnlineStreamTask;
-      void this.submitToStream(task, {}).catch(() => undefined);
+      void this.submitToStream({ ...open.opened, op: 'close', samples: new Float32Array(0) }, {}).catch(() => undefined);
     }
   }
 
