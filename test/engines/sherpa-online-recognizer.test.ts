@@ -107,8 +107,8 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
     }
   });
 
-  it('bounds the streams open at once, frees a slot on close, and closes a stream left idle', async () => {
-    const pool = createWorkerPool({ workers: 2, maxStreams: 2, streamIdleMs: 300 });
+  it('bounds the streams open at once, and frees a slot on close', async () => {
+    const pool = createWorkerPool({ workers: 2, maxStreams: 2 });
     try {
       const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
       const first = await recognizer.openStream!();
@@ -116,12 +116,23 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
       await assert.rejects(recognizer.openStream!(), (error: unknown) => error instanceof OverloadedError && /2 recognition streams are open/.test(error.message));
       first.close();
       const third = await recognizer.openStream!();
+      assert.ok((await third.accept(loadCorpusAudio(JFK).samples)).text.length > 0);
+      second.close();
       third.close();
-      // No task for streamIdleMs: closed inside the pool; its next task says so.
+      await assert.rejects(recognizer.openStream!({ signal: AbortSignal.abort() }), AbortedError);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('closes a stream left without a task for streamIdleMs; its next task says so', async () => {
+    const pool = createWorkerPool({ workers: 1, streamIdleMs: 300 });
+    try {
+      const stream = await createOnlineRecognizer(pool, streamingEnglishPack()).openStream!();
+      await stream.accept(new Float32Array(1600));
       await new Promise((r) => setTimeout(r, 800));
       assert.equal(pool.openStreams, 0);
-      await assert.rejects(second.accept(new Float32Array(1600)), (error: unknown) => error instanceof EngineError && /not open/.test(error.message));
-      await assert.rejects(recognizer.openStream!({ signal: AbortSignal.abort() }), AbortedError);
+      await assert.rejects(stream.accept(new Float32Array(1600)), (error: unknown) => error instanceof EngineError && /not open/.test(error.message));
     } finally {
       await pool.close();
     }

@@ -4,6 +4,8 @@
  * stream goes on) and {"type":"close_stream"} (the last final, then the socket closes). Every
  * query value, and whether the engines it needs are installed, is checked before the upgrade, so
  * a bad one is a plain 4xx with the stt error body, the same sentences as POST /get_text.
+ * Where partials come from (a live recognition stream, or re-decoding) is the session's business
+ * (src/transcription/streaming-session.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -22,7 +24,7 @@ export interface RealtimeTranscriptionOptions {
   engines(): HeldEngines;
   sockets: RealtimeSockets;
   writeStallTimeoutMs: number;
-  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue). */
+  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue); streaming recognisers need none. */
   partialSlots: number;
 }
 
