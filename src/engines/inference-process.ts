@@ -20,7 +20,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../errors.js';
 import type { HostReply, HostRequest, HostSettings } from './inference-protocol.js';
-import { isStreamTask, taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from './sherpa-tasks.js';
+import { isStreamTask, NO_RECOGNITION, taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from './sherpa-tasks.js';
 import { forkChild } from './spawn.js';
 
 export interface InferenceDeadlines {
@@ -167,7 +167,7 @@ export class InferenceProcess implements TaskRunner {
         const owner = this.streams.get(task.stream);
         if (task.op === 'finish' || task.op === 'close') this.forgetStream(task.stream);
         if (owner) this.dispatch(owner, pending);
-        else if (task.op === 'close') this.settle(pending, undefined, { text: '', tokens: [], timestamps: [], logProbs: [] });
+        else if (task.op === 'close') this.settle(pending, undefined, NO_RECOGNITION);
         else this.settle(pending, new InferenceUnavailableError('The inference process that held this recognition stream is gone (it died or was restarted); the stream is lost', this.retryAfterSeconds()));
         return;
       }

@@ -142,6 +142,9 @@ export interface OnlineAsrResult {
   logProbs: number[];
 }
 
+/** What open and close answer: no recognition. */
+export const NO_RECOGNITION: Readonly<OnlineAsrResult> = Object.freeze({ text: '', tokens: [], timestamps: [], logProbs: [] });
+
 export interface DiarizeResult {
   segments: Array<{ start: number; end: number; speaker: number }>;
 }

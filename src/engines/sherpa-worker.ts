@@ -21,6 +21,7 @@ import type {
   WorkerReply,
   WorkerRequest,
 } from './sherpa-tasks.js';
+import { NO_RECOGNITION } from './sherpa-tasks.js';
 import { loadSherpaOnnx, type SherpaOnlineRecognizer, type SherpaOnlineStream, type SherpaOnnx } from './sherpa-onnx.js';
 
 class TaskAborted extends Error {}
@@ -115,17 +116,15 @@ function runOnlineAsr(task: OnlineAsrTask, cancelled: () => boolean): OnlineAsrR
   return finishStream(recognizer, stream, task, cancelled);
 }
 
-const NO_RESULT: OnlineAsrResult = { text: '', tokens: [], timestamps: [], logProbs: [] };
-
 function runOnlineStream(task: OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
   if (task.op === 'open') {
     const recognizer = onlineRecognizer(task);
     streams.set(task.stream, { recognizer, stream: recognizer.createStream() });
-    return NO_RESULT;
+    return NO_RECOGNITION;
   }
   if (task.op === 'close') {
     streams.delete(task.stream);
-    return NO_RESULT;
+    return NO_RECOGNITION;
   }
   const open = streams.get(task.stream);
   if (!open) throw new Error(`recognition stream ${task.stream} is not open in this thread`);

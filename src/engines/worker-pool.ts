@@ -20,7 +20,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../errors.js';
-import { isStreamTask, type OnlineStreamTask, type PoolTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner, type WorkerReply, type WorkerRequest } from './sherpa-tasks.js';
+import { isStreamTask, NO_RECOGNITION, type OnlineStreamTask, type PoolTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner, type WorkerReply, type WorkerRequest } from './sherpa-tasks.js';
 import { startWorkerThread } from './spawn.js';
 
 export interface WorkerPoolOptions {
@@ -162,7 +162,7 @@ export class WorkerPool implements TaskRunner<PoolTask> {
       worker.streams++;
       this.streams.set(task.stream, open);
     } else if (!open) {
-      if (task.op === 'close') return Promise.resolve({ text: '', tokens: [], timestamps: [], logProbs: [] });
+      if (task.op === 'close') return Promise.resolve(NO_RECOGNITION);
       return Promise.reject(new EngineError(`recognition stream ${task.stream} is not open (closed after ${Math.round(this.streamIdleMs / 1000)} s without audio, or its thread died)`));
     } else if (open.queued >= MAX_QUEUED_PER_STREAM && task.op === 'accept') {
       return Promise.reject(new OverloadedError(this.retryAfterSeconds(), `Server is busy: this recognition stream has ${open.queued} tasks waiting. Please try again later.`));

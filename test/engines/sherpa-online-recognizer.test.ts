@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
 import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../src/errors.js';
-import { InferenceProcess } from '../../src/engines/inference-process.js';
 import { buildOnlineRecognizerConfig, createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
 import type { Recognizer, RecognizerStream } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { englishEntries, loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
+import { testInferenceProcess } from '../helpers/inference.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
@@ -139,19 +139,7 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
   });
 
   it('in a supervised process: a stream whose process is killed fails with InferenceUnavailableError; a new stream works', async () => {
-    const quiet = { info() {}, warn() {}, error() {} };
-    const process_ = new InferenceProcess({
-      name: 'test',
-      threads: 2,
-      queueSize: 4,
-      maxWaiting: 4,
-      deadlines: { baseMs: 60_000, perAudioSecondMs: 0, perCharacterMs: 0 },
-      memoryCeilingBytes: 8 * 2 ** 30,
-      restartDelayMs: 50,
-      restartDelayCapMs: 1_000,
-      cancelGraceMs: 200,
-      log: quiet,
-    });
+    const process_ = testInferenceProcess({ threads: 2 });
     try {
       const recognizer = createOnlineRecognizer(process_, streamingEnglishPack());
       const { samples } = loadCorpusAudio(JFK);

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { encodeInt16 } from '../../../src/audio/encode.js';
 import { parseWav } from '../../../src/audio/wav.js';
+import type { Config } from '../../../src/config.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, wsUrl, type TestSocket } from '../../helpers/websocket.js';
@@ -50,16 +51,18 @@ async function stream(socket: TestSocket, pcm: Uint8Array, pauseMs: number, onFr
   return sentWhenReceived;
 }
 
+/** A server with the VAD and the tiny streaming zipformer, and the given inference settings. */
+function startStreamingServer(inference: Partial<Config['inference']>): Promise<TestServer> {
+  const modelsDir = modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
+  return startTestServer({ engines: true, config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, inference } });
+}
+
 describe('streaming transcription on a streaming recogniser', { skip: NEEDS }, () => {
   let s: TestServer;
   const open = (query = '') => connect(wsUrl(s.url, `/api/v1/stt/get_text${query}`), { authorization: `Bearer ${s.key}` });
 
   before(async () => {
-    const modelsDir = modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
-    s = await startTestServer({
-      engines: true,
-      config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, inference: { restartDelayMs: 100 } },
-    });
+    s = await startStreamingServer({ restartDelayMs: 100 });
   });
   after(() => s?.close());
 
@@ -131,11 +134,7 @@ describe('streaming transcription on a streaming recogniser', { skip: NEEDS }, (
 describe('streaming transcription past the bound on open recognition streams', { skip: NEEDS }, () => {
   let s: TestServer;
   before(async () => {
-    const modelsDir = modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
-    s = await startTestServer({
-      engines: true,
-      config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, inference: { maxStreams: 1 } },
-    });
+    s = await startStreamingServer({ maxStreams: 1 });
   });
   after(() => s?.close());
 
