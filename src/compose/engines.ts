@@ -36,6 +36,8 @@ export async function buildEngines(config: Config): Promise<Engines> {
       restartDelayMs: settings.restartDelayMs,
       restartDelayCapMs: settings.restartDelayCapMs,
       cancelGraceMs: settings.cancelGraceMs,
+      maxStreams: settings.maxStreams,
+      streamIdleMs: settings.streamIdleMs,
       log: pino({ name: 'inference', level: config.logLevel }),
     });
     releasers.add('inference processes', () => inference.close());

@@ -12,7 +12,7 @@ import { InferenceCore } from './inference-core.js';
 import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } from './inference-protocol.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Partial<HostSettings>;
-const core = new InferenceCore({ workers: settings.threads, queueSize: settings.queueSize });
+const core = new InferenceCore({ workers: settings.threads, queueSize: settings.queueSize, maxStreams: settings.maxStreams, streamIdleMs: settings.streamIdleMs });
 const running = new Map<number, AbortController>();
 
 function send(reply: HostReply): void {

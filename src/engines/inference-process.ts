@@ -11,12 +11,16 @@
  * - A process whose resident memory passes the ceiling gets no new tasks: a fresh one takes them,
  *   and the old one leaves once its current tasks are done.
  * - An aborted signal cancels the task inside the child.
+ * - A live recognition stream (online-stream tasks) belongs to the process that opened it: its
+ *   later tasks go there, even while that process is retiring (it leaves once its streams are
+ *   closed too). When that process dies the stream is lost: its tasks fail with
+ *   InferenceUnavailableError, and the caller opens a new one.
  * Nothing is retried here: a synchronous request fails, and the job runner decides for jobs.
  */
 import type { ChildProcess } from 'node:child_process';
 import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../errors.js';
 import type { HostReply, HostRequest, HostSettings } from './inference-protocol.js';
-import { taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from './sherpa-tasks.js';
+import { isStreamTask, NO_RECOGNITION, taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from './sherpa-tasks.js';
 import { forkChild } from './spawn.js';
 
 export interface InferenceDeadlines {
@@ -51,6 +55,10 @@ export interface InferenceProcessOptions {
   restartDelayCapMs: number;
   /** How long a cancelled or overdue task may take to let go before its process is killed, ms. */
   cancelGraceMs: number;
+  /** Live recognition streams one process holds at once; default 256. */
+  maxStreams?: number;
+  /** A stream with no task for this long is closed inside the process, ms; default 15 minutes. */
+  streamIdleMs?: number;
   log: InferenceLog;
 }
 
@@ -103,11 +111,15 @@ interface Host {
   /** Over the memory ceiling, or shutting down: takes no new tasks. */
   leaving: boolean;
   exited: Promise<void>;
+  /** Ids of the recognition streams open in it. */
+  streams: Set<string>;
 }
 
 export class InferenceProcess implements TaskRunner {
   private host: Host | undefined;
   private readonly leaving = new Set<Host>();
+  /** The process each live recognition stream was opened in. */
+  private readonly streams = new Map<string, Host>();
   private readonly waiting: Pending[] = [];
   private restartTimer: NodeJS.Timeout | undefined;
   private crashesInARow = 0;
@@ -151,6 +163,14 @@ export class InferenceProcess implements TaskRunner {
         pending.onAbort = () => this.cancel(pending, new AbortedError());
         options.signal.addEventListener('abort', pending.onAbort, { once: true });
       }
+      if (isStreamTask(task) && task.op !== 'open') {
+        const owner = this.streams.get(task.stream);
+        if (task.op === 'finish' || task.op === 'close') this.forgetStream(task.stream);
+        if (owner) this.dispatch(owner, pending);
+        else if (task.op === 'close') this.settle(pending, undefined, NO_RECOGNITION);
+        else this.settle(pending, new InferenceUnavailableError('The inference process that held this recognition stream is gone (it died or was restarted); the stream is lost', this.retryAfterSeconds()));
+        return;
+      }
       const host = this.liveHost();
       if (host?.ready) this.dispatch(host, pending);
       else if (this.waiting.length >= this.options.maxWaiting) this.settle(pending, new OverloadedError(this.retryAfterSeconds()));
@@ -191,6 +211,7 @@ export class InferenceProcess implements TaskRunner {
     for (const pending of this.waiting.splice(0)) this.settle(pending, error);
     const hosts = [this.host, ...this.leaving].filter((h): h is Host => h !== undefined);
     this.host = undefined;
+    this.streams.clear();
     for (const host of hosts) {
       for (const pending of host.tasks.values()) this.settle(pending, error);
       this.dismiss(host);
@@ -205,7 +226,12 @@ export class InferenceProcess implements TaskRunner {
   }
 
   private start(): Host {
-    const settings: HostSettings = { threads: this.options.threads, queueSize: this.options.queueSize };
+    const settings: HostSettings = {
+      threads: this.options.threads,
+      queueSize: this.options.queueSize,
+      maxStreams: this.options.maxStreams,
+      streamIdleMs: this.options.streamIdleMs,
+    };
     const child = forkChild(new URL('./inference-host.js', import.meta.url), [JSON.stringify(settings)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // onnxruntime's warnings would otherwise fill the server's log on every model load.
@@ -222,6 +248,7 @@ export class InferenceProcess implements TaskRunner {
       models: [],
       leaving: false,
       exited: new Promise<void>((resolve) => (exited = resolve)),
+      streams: new Set(),
     };
     child.on('message', (reply: HostReply) => this.onReply(host, reply));
     let gone = false;
@@ -268,6 +295,12 @@ export class InferenceProcess implements TaskRunner {
     clearTimeout(pending.graceTimer);
     host.rss = reply.rss;
     host.models = reply.models;
+    const task = pending.task;
+    // An open that failed leaves no stream; one whose caller gave up is closed in the process.
+    if (isStreamTask(task) && task.op === 'open' && (reply.type === 'error' || pending.settled)) {
+      this.forgetStream(task.stream);
+      if (reply.type === 'done') this.send(host, { type: 'run', id: this.nextId++, task: { ...task, op: 'close' } });
+    }
     if (reply.type === 'done') {
       this.settle(pending, undefined, reply.result);
     } else {
@@ -279,7 +312,7 @@ export class InferenceProcess implements TaskRunner {
           : reply.reason === 'load'
             ? new ModelPackError(message)
             : reply.reason === 'overloaded'
-              ? new OverloadedError(reply.retryAfterSeconds ?? 1)
+              ? new OverloadedError(reply.retryAfterSeconds ?? 1, message)
               : new EngineError(message),
       );
     }
@@ -292,8 +325,15 @@ export class InferenceProcess implements TaskRunner {
       this.leaving.add(host);
     }
     if (host.leaving || this.leaving.has(host)) {
-      if (host.tasks.size === 0) this.dismiss(host);
+      if (host.tasks.size === 0 && host.streams.size === 0) this.dismiss(host);
     }
+  }
+
+  private forgetStream(id: string): void {
+    const host = this.streams.get(id);
+    if (!host) return;
+    this.streams.delete(id);
+    host.streams.delete(id);
   }
 
   private onExit(host: Host, reason: string): void {
@@ -319,6 +359,8 @@ export class InferenceProcess implements TaskRunner {
       this.settle(pending, new InferenceUnavailableError(`The inference process ${reason} while working on this request; it is being restarted`, retryAfter));
     }
     host.tasks.clear();
+    for (const id of host.streams) this.streams.delete(id);
+    host.streams.clear();
     if (this.closed) return;
     this.restarts++;
     this.restartTimer = setTimeout(() => {
@@ -335,6 +377,11 @@ export class InferenceProcess implements TaskRunner {
     pending.deadline = setTimeout(() => this.overdue(pending), pending.deadlineMs);
     pending.host = host;
     host.tasks.set(pending.id, pending);
+    const { task } = pending;
+    if (isStreamTask(task) && task.op === 'open') {
+      this.streams.set(task.stream, host);
+      host.streams.add(task.stream);
+    }
     this.send(host, { type: 'run', id: pending.id, task: pending.task });
   }
 

@@ -28,8 +28,12 @@ export type HostReply =
   | ({ type: 'done'; id: number; result: unknown } & HostHealth)
   | ({ type: 'error'; id: number; reason: TaskFailure; message: string; retryAfterSeconds?: number } & HostHealth);
 
-/** argv[2] of the host: how many worker threads and how deep a queue its synchronous calls get. */
+/** argv[2] of the host: how many worker threads and how deep a queue its synchronous calls get, and its stream bounds. */
 export interface HostSettings {
   threads: number;
   queueSize: number;
+  /** Live recognition streams the process holds at once. */
+  maxStreams?: number;
+  /** A stream with no task for this long is closed, ms. */
+  streamIdleMs?: number;
 }

@@ -4,12 +4,17 @@
  * no frames are left). It says `streaming`, so the pipeline hands it the whole recording in long
  * windows rather than VAD segments. sherpa's OnlineRecognizer is synchronous, hence a worker
  * thread. Token timestamps come back as seconds from the start of the samples.
+ *
+ * openStream() keeps one sherpa OnlineStream alive in a worker thread of the runner's process
+ * (online-stream tasks): streaming transcription feeds it each piece of audio once and reads the
+ * hypothesis after each, instead of decoding the utterance again for every partial.
  */
+import { randomUUID } from 'node:crypto';
 import type { ModelPack } from './model-pack.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
-import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
-import type { RecognizedSegment, Recognizer } from './types.js';
+import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from './sherpa-tasks.js';
+import type { RecognizedSegment, Recognizer, RecognizerStream } from './types.js';
 
 export interface OnlineRecognizerOptions {
   numThreads?: number;
@@ -56,6 +61,17 @@ export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: ModelPa
   const key = modelKey([pack], 'online-asr', config);
   const tailPaddingSeconds = options.tailPaddingSeconds ?? 0.66;
   const delay = options.emissionDelaySeconds ?? 0.2;
+  const segmentOf = (result: OnlineAsrResult): RecognizedSegment => {
+    const timed = result.timestamps.length === result.tokens.length;
+    return {
+      text: result.text.trim(),
+      tokens: result.tokens,
+      timestamps: timed ? result.timestamps.map((t) => Math.max(0, t - delay)) : [],
+      durations: [],
+      ...(result.logProbs.length === result.tokens.length && result.tokens.length > 0 ? { tokenLogProbs: result.logProbs } : {}),
+    };
+  };
+  const none = new Float32Array(0);
   return {
     id: pack.id,
     languages: pack.languages.length > 0 ? [...pack.languages] : ['en'],
@@ -67,11 +83,24 @@ export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: ModelPa
         { kind: 'online-asr', key, config, samples, sampleRate: SAMPLE_RATE, tailPaddingSeconds: request.tailPaddingSeconds ?? tailPaddingSeconds },
         { signal: request.signal },
       );
+      return segmentOf(result);
+    },
+    async openStream({ signal } = {}): Promise<RecognizerStream> {
+      const base = { kind: 'online-stream', key, config, stream: randomUUID(), sampleRate: SAMPLE_RATE, tailPaddingSeconds } as const;
+      const run = (op: OnlineStreamTask['op'], samples: Float32Array, opts: { signal?: AbortSignal }) => pool.submit({ ...base, op, samples }, opts);
+      await run('open', none, { signal });
+      let open = true;
       return {
-        text: result.text.trim(),
-        tokens: result.tokens,
-        timestamps: result.timestamps.length === result.tokens.length ? result.timestamps.map((t) => Math.max(0, t - delay)) : [],
-        durations: [],
+        accept: async (samples, opts = {}) => segmentOf(await run('accept', samples, opts)),
+        finish: async (opts = {}) => {
+          open = false; // the process drops it, whatever the outcome
+          return segmentOf(await run('finish', none, opts));
+        },
+        close() {
+          if (!open) return;
+          open = false;
+          void run('close', none, {}).catch(() => undefined);
+        },
       };
     },
     async close() {

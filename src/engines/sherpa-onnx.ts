@@ -134,11 +134,20 @@ export interface SherpaOnlineStream {
   inputFinished(): void;
 }
 
+/** OnlineRecognizerResult (lib/types.js): the fields Parley reads. */
+export interface SherpaOnlineResult {
+  text: string;
+  tokens: string[];
+  timestamps: number[];
+  /** Log-probability of each token as the transducer emitted it (greedy and beam search); may be absent or empty. */
+  ys_probs?: number[];
+}
+
 export interface SherpaOnlineRecognizer {
   createStream(): SherpaOnlineStream;
   isReady(stream: SherpaOnlineStream): boolean;
   decode(stream: SherpaOnlineStream): void;
-  getResult(stream: SherpaOnlineStream): { text: string; tokens: string[]; timestamps: number[] };
+  getResult(stream: SherpaOnlineStream): SherpaOnlineResult;
 }
 
 export interface SherpaOfflineStream {

@@ -48,6 +48,26 @@ export interface OnlineAsrTask extends AudioTaskBase {
   tailPaddingSeconds: number;
 }
 
+/**
+ * One step of a live streaming recognition: the OnlineStream lives in one worker thread from
+ * `open` to `finish` or `close`, and every task naming it runs on that thread (worker-pool.ts
+ * routes them; the supervisor sends them to the process that opened it).
+ * - open: creates the stream (loading the model on first use); no audio.
+ * - accept: takes `samples`, decodes every chunk that is ready, returns the hypothesis so far.
+ * - finish: appends `tailPaddingSeconds` of silence, marks the input finished, decodes the rest,
+ *   returns the final hypothesis and drops the stream.
+ * - close: drops the stream (no answer but done; unknown streams are fine).
+ */
+export interface OnlineStreamTask extends AudioTaskBase {
+  kind: 'online-stream';
+  config: SherpaOnlineRecognizerConfig;
+  op: 'open' | 'accept' | 'finish' | 'close';
+  /** Names the stream; unique across the server (a UUID). */
+  stream: string;
+  sampleRate: number;
+  tailPaddingSeconds: number;
+}
+
 export interface DiarizeTask extends AudioTaskBase {
   kind: 'diarize';
   config: SherpaDiarizationConfig;
@@ -88,14 +108,18 @@ export interface OfflineAsrTask extends AudioTaskBase {
   sampleRate: number;
 }
 
-export type PoolTask = VadTask | OnlineAsrTask | DiarizeTask | TaggingTask;
+export type PoolTask = VadTask | OnlineAsrTask | OnlineStreamTask | DiarizeTask | TaggingTask;
 export type InferenceTask = PoolTask | TtsLoadTask | TtsTask | OfflineAsrLoadTask | OfflineAsrTask;
 export type TaskKind = InferenceTask['kind'];
 
-export const POOL_TASK_KINDS: ReadonlySet<TaskKind> = new Set<PoolTask['kind']>(['vad', 'online-asr', 'diarize', 'tagging']);
+export const POOL_TASK_KINDS: ReadonlySet<TaskKind> = new Set<PoolTask['kind']>(['vad', 'online-asr', 'online-stream', 'diarize', 'tagging']);
 
 export function isPoolTask(task: InferenceTask): task is PoolTask {
   return POOL_TASK_KINDS.has(task.kind);
+}
+
+export function isStreamTask(task: InferenceTask): task is OnlineStreamTask {
+  return task.kind === 'online-stream';
 }
 
 /** Seconds of audio a task carries, or 0 (deadlines scale with it). */
@@ -112,9 +136,14 @@ export interface VadResult {
 export interface OnlineAsrResult {
   text: string;
   tokens: string[];
-  /** Seconds from the start of the samples, one per token. */
+  /** Seconds from the start of the samples (of the stream), one per token. */
   timestamps: number[];
+  /** Natural-log probability of each token where the model reports it (sherpa's ys_probs); else empty. */
+  logProbs: number[];
 }
+
+/** What open and close answer: no recognition. */
+export const NO_RECOGNITION: Readonly<OnlineAsrResult> = Object.freeze({ text: '', tokens: [], timestamps: [], logProbs: [] });
 
 export interface DiarizeResult {
   segments: Array<{ start: number; end: number; speaker: number }>;
@@ -132,6 +161,7 @@ export interface TtsModelInfo {
 export interface TaskResults {
   vad: VadResult;
   'online-asr': OnlineAsrResult;
+  'online-stream': OnlineAsrResult;
   diarize: DiarizeResult;
   tagging: TaggingResult;
   'tts-load': TtsModelInfo;
@@ -144,6 +174,7 @@ export interface TaskResults {
 export interface TaskProgress {
   vad: VadResult;
   'online-asr': never;
+  'online-stream': never;
   diarize: never;
   tagging: never;
   'tts-load': never;

@@ -2,7 +2,8 @@
  * Worker-thread body of the sherpa worker pool (worker-pool.ts), for sherpa-onnx's synchronous
  * calls (VAD, streaming ASR, diarization, audio tagging). Runs one task at a time; builds
  * each model the first time a task names its key and keeps it for the life of the thread, so a
- * warm worker pays only for inference.
+ * warm worker pays only for inference. Live recognition streams (online-stream tasks) stay here
+ * between tasks: the pool sends every task of a stream to the thread that opened it.
  */
 import { existsSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
@@ -11,6 +12,7 @@ import type {
   DiarizeTask,
   OnlineAsrResult,
   OnlineAsrTask,
+  OnlineStreamTask,
   PoolTask,
   TaggingResult,
   TaggingTask,
@@ -19,7 +21,8 @@ import type {
   WorkerReply,
   WorkerRequest,
 } from './sherpa-tasks.js';
-import { loadSherpaOnnx, type SherpaOnnx } from './sherpa-onnx.js';
+import { NO_RECOGNITION } from './sherpa-tasks.js';
+import { loadSherpaOnnx, type SherpaOnlineRecognizer, type SherpaOnlineStream, type SherpaOnnx } from './sherpa-onnx.js';
 
 class TaskAborted extends Error {}
 class ModelLoadFailed extends Error {}
@@ -32,6 +35,8 @@ const ALL_CLASSES = 10_000;
 
 const port = parentPort!;
 const models = new Map<string, unknown>();
+/** Open recognition streams of this thread, by stream id (each keeps its recogniser alive). */
+const streams = new Map<string, { recognizer: SherpaOnlineRecognizer; stream: SherpaOnlineStream }>();
 
 function loadModel<M>(key: string, files: string[], build: (s: SherpaOnnx) => M): M {
   const cached = models.get(key);
@@ -78,24 +83,61 @@ function runVad(task: VadTask, cancelled: () => boolean, report: (data: VadResul
   return { spans };
 }
 
-function runOnlineAsr(task: OnlineAsrTask, cancelled: () => boolean): OnlineAsrResult {
+function onlineRecognizer(task: OnlineAsrTask | OnlineStreamTask): SherpaOnlineRecognizer {
   const { transducer, tokens } = task.config.modelConfig;
-  const recognizer = loadModel(
-    task.key,
-    [transducer.encoder, transducer.decoder, transducer.joiner, tokens],
-    (s) => new s.OnlineRecognizer(task.config),
-  );
-  const stream = recognizer.createStream();
-  stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
-  const tail = new Float32Array(Math.round(task.tailPaddingSeconds * task.sampleRate));
-  stream.acceptWaveform({ samples: tail, sampleRate: task.sampleRate });
-  stream.inputFinished();
+  return loadModel(task.key, [transducer.encoder, transducer.decoder, transducer.joiner, tokens], (s) => new s.OnlineRecognizer(task.config));
+}
+
+function decodeReady(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream, cancelled: () => boolean): void {
   while (recognizer.isReady(stream)) {
     if (cancelled()) throw new TaskAborted();
     recognizer.decode(stream);
   }
+}
+
+function finishStream(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream, task: OnlineAsrTask | OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
+  const tail = new Float32Array(Math.round(task.tailPaddingSeconds * task.sampleRate));
+  stream.acceptWaveform({ samples: tail, sampleRate: task.sampleRate });
+  stream.inputFinished();
+  decodeReady(recognizer, stream, cancelled);
+  return resultOf(recognizer, stream);
+}
+
+function resultOf(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream): OnlineAsrResult {
   const result = recognizer.getResult(stream);
-  return { text: result.text, tokens: result.tokens, timestamps: result.timestamps };
+  const logProbs = result.ys_probs?.length === result.tokens.length ? result.ys_probs : [];
+  return { text: result.text, tokens: result.tokens, timestamps: result.timestamps, logProbs };
+}
+
+function runOnlineAsr(task: OnlineAsrTask, cancelled: () => boolean): OnlineAsrResult {
+  const recognizer = onlineRecognizer(task);
+  const stream = recognizer.createStream();
+  stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
+  return finishStream(recognizer, stream, task, cancelled);
+}
+
+function runOnlineStream(task: OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
+  if (task.op === 'open') {
+    const recognizer = onlineRecognizer(task);
+    streams.set(task.stream, { recognizer, stream: recognizer.createStream() });
+    return NO_RECOGNITION;
+  }
+  if (task.op === 'close') {
+    streams.delete(task.stream);
+    return NO_RECOGNITION;
+  }
+  const open = streams.get(task.stream);
+  if (!open) throw new Error(`recognition stream ${task.stream} is not open in this thread`);
+  const { recognizer, stream } = open;
+  if (task.op === 'finish') {
+    // Gone whatever happens: a finished stream takes no more audio.
+    streams.delete(task.stream);
+    return finishStream(recognizer, stream, task, cancelled);
+  }
+  if (task.samples.length > 0) stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
+  // Cancelled midway, the stream stays whole: what is not decoded yet is decoded by the next accept.
+  decodeReady(recognizer, stream, cancelled);
+  return resultOf(recognizer, stream);
 }
 
 function runDiarize(task: DiarizeTask, cancelled: () => boolean): DiarizeResult {
@@ -128,6 +170,8 @@ function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) =
       return runVad(task, cancelled, report);
     case 'online-asr':
       return runOnlineAsr(task, cancelled);
+    case 'online-stream':
+      return runOnlineStream(task, cancelled);
     case 'diarize':
       return runDiarize(task, cancelled);
     case 'tagging':

@@ -76,6 +76,8 @@ export interface RecognizedSegment {
   language?: string;
   /** SenseVoice emotion tag (HAPPY, SAD, ANGRY, NEUTRAL, FEARFUL, DISGUSTED, SURPRISED). */
   emotion?: string;
+  /** Natural-log probability of each token, same length as tokens, where the model gives it (streaming transducers). */
+  tokenLogProbs?: number[];
 }
 
 export interface RecognizeOptions {
@@ -104,7 +106,25 @@ export interface Recognizer {
   /** Longest audio the model takes in one call (Whisper: its 30 s window), seconds; unset = no limit of its own. */
   readonly windowSeconds?: number;
   recognize(samples: Float32Array, options: RecognizeOptions): Promise<RecognizedSegment>;
+  /**
+   * Streaming models: a live recognition stream, fed as audio arrives (each sample decoded once).
+   * Rejects with OverloadedError when no more streams may open now.
+   */
+  openStream?(options?: { signal?: AbortSignal }): Promise<RecognizerStream>;
   close(): Promise<void>;
+}
+
+/**
+ * One live recognition: audio in as it arrives, the hypothesis so far out. Token times are
+ * seconds from the stream's first sample. Calls must not overlap (each waits for the previous).
+ */
+export interface RecognizerStream {
+  /** Takes samples at the recogniser's rate, decodes what is ready, returns the hypothesis so far. */
+  accept(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<RecognizedSegment>;
+  /** Ends the input (decoding its last words) and returns the final result; the stream is closed after it. */
+  finish(options?: { signal?: AbortSignal }): Promise<RecognizedSegment>;
+  /** Lets the stream go without a result (idempotent). */
+  close(): void;
 }
 
 export interface VoiceActivityDetector {

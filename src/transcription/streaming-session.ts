@@ -1,22 +1,28 @@
 /**
  * Streaming transcription of one socket: audio in as it is spoken, partial and final transcripts
- * out. Works with any installed recogniser (offline or streaming), by re-decoding:
+ * out, with any installed recogniser.
  *
  * - Every `tickSeconds` of new audio the VAD scans that audio (plus a little overlap). Speech opens
- *   an utterance; `eouSeconds` without speech closes it, and the utterance is decoded once more
- *   for its final. An utterance reaching `maxUtteranceSeconds` is finalised where it is.
- * - While an utterance is open, it is re-decoded at most every `partialIntervalSeconds` (of
- *   audio) for a partial. Work is bounded: one engine task at a time per session, ticks that
- *   come during it are folded into the next, and the audio held is one utterance plus a second.
+ *   an utterance; `eouSeconds` without speech closes it with a final. An utterance reaching
+ *   `maxUtteranceSeconds` is finalised where it is and the next one goes on from there.
+ * - A streaming recogniser (one with openStream) gets a live stream per utterance: each piece of
+ *   audio is fed to it once as it arrives, a partial is the stream's hypothesis after it, and the
+ *   final is the stream finished (its last words decoded): nothing is decoded twice.
+ * - Any other recogniser (or a streaming one that cannot open a stream now: too many open, or its
+ *   process died) re-decodes the open utterance at most every `partialIntervalSeconds` of audio
+ *   for a partial, and once more for the final.
+ * Work is bounded: one engine step at a time per session (audio that comes meanwhile is taken by
+ * the next step, so a loaded engine gets fewer, larger pieces), and the audio held is the open
+ * utterance plus a second.
  *
  * Times are seconds from the start of the stream. Only audio at the VAD's rate (16 kHz) is held.
  */
-import { concatFloat32 } from '../audio/channel-mix.js';
+import { HeldAudio } from '../audio/held-audio.js';
 import { createStreamingResampler, resample, type StreamingResampler } from '../audio/resample.js';
-import type { Diarizer, Recognizer, VoiceActivityDetector } from '../engines/types.js';
+import type { Diarizer, RecognizedSegment, Recognizer, RecognizerStream, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, OverloadedError } from '../errors.js';
 import { assignSpeakers, labelSingleSpeaker } from './speakers.js';
-import { assembleWords } from './words.js';
+import { assembleWords, wordConfidences } from './words.js';
 import type { Word } from './types.js';
 
 export interface StreamingOptions {
@@ -65,6 +71,9 @@ export interface StreamingEngines {
   diarizer?: Diarizer;
 }
 
+/** confidence: see wordConfidences() (null when the recogniser gives no token probabilities). */
+export type StreamingWord = Word & { confidence: number | null };
+
 export type StreamingEvent =
   | {
       type: 'transcription';
@@ -74,7 +83,7 @@ export type StreamingEvent =
       /** The utterance's span. */
       start: number;
       end: number;
-      words: (Word & { confidence: number | null })[];
+      words: StreamingWord[];
     }
   | { type: 'speech_started' | 'speech_ended'; timestamp: number };
 
@@ -84,23 +93,34 @@ const OVERLAP_SECONDS = 0.5;
 const LEAD_SECONDS = 0.25;
 const TRAIL_SECONDS = 0.3;
 
+interface Utterance {
+  /** Sample index (at the VAD's rate) where it starts. */
+  start: number;
+  /** Its live recognition stream; null when it is re-decoded instead. */
+  stream: RecognizerStream | null;
+  /** Audio before this index has been fed to the stream. */
+  fed: number;
+  /** Text of the last partial sent. */
+  lastText: string;
+  /** Re-decoding: audio end of the last partial attempted. */
+  lastPartialAt: number;
+}
+
 export class StreamingTranscription {
   private readonly rate: number;
-  private readonly chunks: Float32Array[] = [];
-  /** Absolute sample index of chunks[0][0]. */
-  private bufferStart = 0;
-  /** Samples received so far (at the VAD's rate). */
-  private received = 0;
+  private readonly tickSamples: number;
+  private readonly audio = new HeldAudio();
   private scanned = 0;
-  private speechStart: number | null = null;
   private lastSpeechEnd = 0;
-  private lastPartialAt = 0;
-  private lastPartialText = '';
+  private utterance: Utterance | null = null;
   private work: Promise<void> = Promise.resolve();
-  private busy = false;
+  /** Steps scheduled and not yet done. */
+  private steps = 0;
   private failure: unknown;
-  /** Background ticks skipped because the engines were busy. */
+  /** Background steps skipped because the engines were busy. */
   skippedTicks = 0;
+  /** Utterances re-decoded because no recognition stream could open (too many open). */
+  unstreamedUtterances = 0;
   private readonly abort = new AbortController();
 
   private constructor(
@@ -110,6 +130,7 @@ export class StreamingTranscription {
     private readonly resampler: StreamingResampler | null,
   ) {
     this.rate = engines.vad.sampleRate;
+    this.tickSamples = (options.tickSeconds ?? 0.3) * this.rate;
   }
 
   static async create(engines: StreamingEngines, options: StreamingOptions, emit: (event: StreamingEvent) => void): Promise<StreamingTranscription> {
@@ -122,58 +143,72 @@ export class StreamingTranscription {
     return Math.round((samples / this.rate) * 1000) / 1000;
   }
 
-  /** Audio at the input rate. Engine work starts in the background; errors surface in the next push/finalize. */
+  private get received(): number {
+    return this.audio.end;
+  }
+
+  /**
+   * Audio at the input rate. Engine work starts in the background; an engine error is thrown
+   * (once) by the next push or finalize, after the audio is taken, and the stream goes on.
+   */
   push(samples: Float32Array): void {
-    this.throwIfFailed();
-    const audio = this.resampler ? this.resampler.process(samples) : samples;
-    if (audio.length === 0) return;
-    this.chunks.push(audio);
-    this.received += audio.length;
-    if (!this.busy && this.received - this.scanned >= (this.options.tickSeconds ?? 0.3) * this.rate) this.schedule(() => this.tick());
+    this.audio.push(this.resampler ? this.resampler.process(samples) : samples);
+    try {
+      this.takeFailure();
+    } finally {
+      this.kick();
+    }
   }
 
   /** Everything so far decoded: a final (possibly empty) for the open utterance, or for nothing. */
   async finalize(isLast: boolean): Promise<void> {
-    if (isLast && this.resampler) {
-      const tail = this.resampler.flush();
-      if (tail.length) {
-        this.chunks.push(tail);
-        this.received += tail.length;
-      }
-    }
+    if (isLast && this.resampler) this.audio.push(this.resampler.flush());
     this.schedule(async () => {
       await this.tick(true);
-      if (this.speechStart !== null) await this.final(this.speechStart, this.received, isLast);
+      if (this.utterance) await this.final(this.received, isLast);
       else this.emit({ type: 'transcription', transcript: '', is_final: true, is_last: isLast, start: this.seconds(this.received), end: this.seconds(this.received), words: [] });
     }, false);
     await this.work;
-    const failure = this.failure;
-    // Reported to the client by the caller; the stream may go on.
-    this.failure = undefined;
-    if (failure !== undefined) throw failure;
+    this.takeFailure();
   }
 
   /** Seconds of audio held: an open utterance and what waits for the engines. */
   get heldSeconds(): number {
-    return (this.received - this.bufferStart) / this.rate;
+    return (this.audio.end - this.audio.start) / this.rate;
   }
 
   /** Stops engine work (the socket went away); the session is unusable after this. */
   close(): void {
     this.abort.abort();
+    this.utterance?.stream?.close();
     if (this.resampler) this.resampler.dispose();
   }
 
-  private throwIfFailed(): void {
-    if (this.failure !== undefined) throw this.failure;
+  /** Throws a failure of background work once; it is the caller's to report. */
+  private takeFailure(): void {
+    const failure = this.failure;
+    if (failure === undefined) return;
+    this.failure = undefined;
+    throw failure;
+  }
+
+  /** Whether a background step has work: a VAD tick due, or audio the open stream has not had. */
+  private wantsStep(): boolean {
+    if (this.received - this.scanned >= this.tickSamples) return true;
+    const u = this.utterance;
+    return u !== null && u.stream !== null && this.received > u.fed;
+  }
+
+  private kick(): void {
+    if (this.steps === 0 && this.failure === undefined && !this.abort.signal.aborted && this.wantsStep()) this.schedule(() => this.step());
   }
 
   /**
    * Runs engine steps one at a time. A busy engine (OverloadedError) only skips a background
-   * tick: its audio stays and the next tick tries again; for a finalize it is the caller's error.
+   * step: its audio stays and the next step takes it; for a finalize it is the caller's error.
    */
   private schedule(step: () => Promise<void>, background = true): void {
-    this.busy = true;
+    this.steps++;
     this.work = this.work
       .then(async () => {
         if (this.failure === undefined && !this.abort.signal.aborted) await step();
@@ -186,109 +221,167 @@ export class StreamingTranscription {
         }
         this.failure = err;
       })
-      .finally(() => (this.busy = false));
+      .finally(() => {
+        this.steps--;
+        // Audio that came during the step; a skipped (overloaded) step waits for the next push.
+        if (background) this.kick();
+      });
   }
 
-  private slice(from: number, to: number): Float32Array {
-    const all = concatFloat32(this.chunks);
-    this.chunks.length = 0;
-    this.chunks.push(all);
-    return all.subarray(Math.max(0, from - this.bufferStart), Math.max(0, to - this.bufferStart));
+  private async step(): Promise<void> {
+    if (this.received - this.scanned >= this.tickSamples) await this.tick(false);
+    const u = this.utterance;
+    if (!u) return;
+    if (u.stream) await this.feed(u, this.received, true);
+    else await this.redecodePartial(u);
   }
 
-  /** Forgets audio before `position`. */
-  private drop(position: number): void {
-    const all = concatFloat32(this.chunks);
-    const cut = Math.min(all.length, Math.max(0, position - this.bufferStart));
-    this.chunks.length = 0;
-    this.chunks.push(all.slice(cut));
-    this.bufferStart += cut;
-  }
-
-  private async tick(flushing = false): Promise<void> {
+  private async tick(flushing: boolean): Promise<void> {
     const { signal } = this.abort;
     const rate = this.rate;
     const end = this.received;
-    const from = Math.max(this.bufferStart, this.scanned - OVERLAP_SECONDS * rate);
+    const from = Math.max(this.audio.start, this.scanned - OVERLAP_SECONDS * rate);
     if (end > from) {
-      const spans = await this.engines.vad.detect(this.slice(from, end), { signal });
+      const spans = await this.engines.vad.detect(this.audio.slice(from, end), { signal });
       for (const span of spans) {
         const spanStart = from + Math.round(span.start * rate);
         const spanEnd = from + Math.round(span.end * rate);
-        if (this.speechStart === null) {
+        if (this.utterance === null) {
           if (spanEnd <= this.lastSpeechEnd) continue; // already finalised
-          this.speechStart = Math.max(this.bufferStart, this.lastSpeechEnd, spanStart - LEAD_SECONDS * rate);
-          this.lastPartialAt = this.speechStart;
           if (this.options.vadEvents) this.emit({ type: 'speech_started', timestamp: this.seconds(spanStart) });
+          await this.openUtterance(Math.max(this.audio.start, this.lastSpeechEnd, spanStart - LEAD_SECONDS * rate));
         }
         this.lastSpeechEnd = Math.max(this.lastSpeechEnd, spanEnd);
       }
       this.scanned = end;
     }
-    if (this.speechStart === null) {
-      this.drop(end - rate);
+    const u = this.utterance;
+    if (u === null) {
+      this.audio.drop(end - rate);
       return;
     }
     if (flushing) return;
-    const { eouSeconds, maxUtteranceSeconds, partialIntervalSeconds } = this.options;
+    const { eouSeconds, maxUtteranceSeconds } = this.options;
     if (end - this.lastSpeechEnd >= eouSeconds * rate) {
-      await this.final(this.speechStart, Math.min(end, this.lastSpeechEnd + TRAIL_SECONDS * rate), false);
-    } else if (end - this.speechStart >= maxUtteranceSeconds * rate) {
-      await this.final(this.speechStart, end, false);
+      await this.final(Math.min(end, this.lastSpeechEnd + TRAIL_SECONDS * rate), false);
+    } else if (end - u.start >= maxUtteranceSeconds * rate) {
+      await this.final(end, false);
       // Still speaking: the next utterance goes on from here.
-      this.speechStart = end;
-      this.lastPartialAt = end;
-    } else if (end - this.lastPartialAt >= partialIntervalSeconds * rate) {
-      const budget = this.options.partialBudget;
-      if (budget && !budget.tryTake()) return;
-      this.lastPartialAt = end;
-      try {
-        const result = await this.decode(this.speechStart, end, false);
-        if (result.transcript && result.transcript !== this.lastPartialText) {
-          this.lastPartialText = result.transcript;
-          this.emit({ type: 'transcription', is_final: false, is_last: false, ...result });
-        }
-      } finally {
-        budget?.give();
-      }
+      await this.openUtterance(end);
     }
   }
 
-  private async final(from: number, to: number, isLast: boolean): Promise<void> {
-    const result = await this.decode(from, to, true);
-    this.emit({ type: 'transcription', is_final: true, is_last: isLast, ...result });
+  /** Opens an utterance at `start`, with a recognition stream when the recogniser streams and one may open. */
+  private async openUtterance(start: number): Promise<void> {
+    const u: Utterance = { start, stream: null, fed: start, lastText: '', lastPartialAt: start };
+    this.utterance = u;
+    const { recognizer } = this.engines;
+    if (!recognizer.openStream) return;
+    try {
+      u.stream = await recognizer.openStream({ signal: this.abort.signal });
+    } catch (err) {
+      // Streams are bounded per inference process: past the bound, this utterance is re-decoded.
+      if (!(err instanceof OverloadedError)) throw err;
+      this.unstreamedUtterances++;
+      return;
+    }
+    if (this.abort.signal.aborted || this.utterance !== u) {
+      u.stream.close();
+      u.stream = null;
+      throw new AbortedError();
+    }
+  }
+
+  /** A call on the utterance's stream; a stream that fails (its process died) is let go and the utterance re-decoded. */
+  private async onStream(u: Utterance, call: (stream: RecognizerStream) => Promise<RecognizedSegment>): Promise<RecognizedSegment> {
+    const stream = u.stream!;
+    try {
+      return await call(stream);
+    } catch (err) {
+      if (!this.abort.signal.aborted) {
+        stream.close();
+        if (u.stream === stream) u.stream = null;
+      }
+      throw err;
+    }
+  }
+
+  /** Feeds audio up to `to` to the utterance's stream; a changed hypothesis is sent as a partial. */
+  private async feed(u: Utterance, to: number, partial: boolean): Promise<void> {
+    if (to <= u.fed) return;
+    const samples = await resample(this.audio.slice(u.fed, to), this.rate, this.engines.recognizer.sampleRate);
+    u.fed = to;
+    const result = await this.onStream(u, (stream) => stream.accept(samples, { signal: this.abort.signal }));
+    if (partial) await this.sendPartial(u, result, to);
+  }
+
+  private async redecodePartial(u: Utterance): Promise<void> {
+    const end = this.received;
+    if (end - u.lastPartialAt < this.options.partialIntervalSeconds * this.rate) return;
+    const budget = this.options.partialBudget;
+    if (budget && !budget.tryTake()) return;
+    u.lastPartialAt = end;
+    try {
+      await this.sendPartial(u, await this.redecode(u.start, end), end);
+    } finally {
+      budget?.give();
+    }
+  }
+
+  private async sendPartial(u: Utterance, result: RecognizedSegment, to: number): Promise<void> {
+    const transcript = textOf(result);
+    if (!transcript || transcript === u.lastText || this.utterance !== u) return;
+    u.lastText = transcript;
+    const words = await this.wordsOf(result, u.start, to, false);
+    this.emit({ type: 'transcription', is_final: false, is_last: false, transcript, start: this.seconds(u.start), end: this.seconds(to), words });
+  }
+
+  /** The open utterance's final, for its audio up to `to`; the utterance closes. */
+  private async final(to: number, isLast: boolean): Promise<void> {
+    const u = this.utterance!;
+    let result: RecognizedSegment;
+    if (u.stream) {
+      await this.feed(u, to, false);
+      result = await this.onStream(u, (stream) => stream.finish({ signal: this.abort.signal }));
+      u.stream = null;
+    } else {
+      result = await this.redecode(u.start, to);
+    }
+    const words = await this.wordsOf(result, u.start, to, true);
+    this.emit({ type: 'transcription', is_final: true, is_last: isLast, transcript: textOf(result), start: this.seconds(u.start), end: this.seconds(to), words });
     if (this.options.vadEvents) this.emit({ type: 'speech_ended', timestamp: this.seconds(Math.min(this.lastSpeechEnd, to)) });
-    this.speechStart = null;
-    this.lastPartialText = '';
+    this.utterance = null;
     this.lastSpeechEnd = Math.max(this.lastSpeechEnd, to);
-    this.drop(to);
+    this.audio.drop(to);
   }
 
-  private async decode(from: number, to: number, final: boolean): Promise<{ transcript: string; start: number; end: number; words: (Word & { confidence: null })[] }> {
-    const { signal } = this.abort;
-    const { recognizer, diarizer } = this.engines;
-    const span = { start: from / this.rate, end: to / this.rate };
-    const samples = await resample(this.slice(from, to), this.rate, recognizer.sampleRate);
-    const result = await recognizer.recognize(samples, { language: this.options.language, signal });
-    const transcript = result.text.replace(/\s+/g, ' ').trim();
-    let words: Word[] = [];
-    if (this.options.wordTimestamps) {
-      const timed = assembleWords(result, span).map((w) => ({ ...w, start: round(w.start), end: round(w.end) }));
-      // Speakers are told apart within a final's utterance (labels do not carry across utterances).
-      if (final && this.options.diarize && diarizer) {
-        const turns = await diarizer.diarize(await resample(this.slice(from, to), this.rate, diarizer.sampleRate), { signal });
-        words = assignSpeakers(timed, offset(turns, span.start));
-      } else {
-        words = labelSingleSpeaker(timed);
-      }
-    }
-    return {
-      transcript,
-      start: this.seconds(from),
-      end: this.seconds(to),
-      words: this.options.wordTimestamps ? words.map((w) => ({ ...w, confidence: null })) : [],
-    };
+  private async redecode(from: number, to: number): Promise<RecognizedSegment> {
+    const { recognizer } = this.engines;
+    const samples = await resample(this.audio.slice(from, to), this.rate, recognizer.sampleRate);
+    return recognizer.recognize(samples, { language: this.options.language, signal: this.abort.signal });
   }
+
+  /** Timed words of a result for audio [from, to); speakers told apart on finals when asked. */
+  private async wordsOf(result: RecognizedSegment, from: number, to: number, final: boolean): Promise<StreamingWord[]> {
+    if (!this.options.wordTimestamps) return [];
+    const span = { start: from / this.rate, end: to / this.rate };
+    const timed = assembleWords(result, span).map((w) => ({ ...w, start: round(w.start), end: round(w.end) }));
+    let words: Word[];
+    const { diarizer } = this.engines;
+    // Speakers are told apart within a final's utterance (labels do not carry across utterances).
+    if (final && this.options.diarize && diarizer) {
+      const turns = await diarizer.diarize(await resample(this.audio.slice(from, to), this.rate, diarizer.sampleRate), { signal: this.abort.signal });
+      words = assignSpeakers(timed, offset(turns, span.start));
+    } else {
+      words = labelSingleSpeaker(timed);
+    }
+    const confidences = wordConfidences(result);
+    return words.map((w, i) => ({ ...w, confidence: confidences.length === words.length ? confidences[i]! : null }));
+  }
+}
+
+function textOf(result: RecognizedSegment): string {
+  return result.text.replace(/\s+/g, ' ').trim();
 }
 
 function round(seconds: number): number {

@@ -98,6 +98,24 @@ export function assembleWords(segment: RecognizedSegment, span: TimeSpan, option
   return words;
 }
 
+/**
+ * A confidence in [0, 1] for each word assembleWords() gives `segment`, in the same order: the
+ * geometric mean of its tokens' probabilities, exp(mean of their log-probabilities), so a word's
+ * confidence does not fall just because it is spelt with more tokens. Null for every word when the
+ * model gives no per-token probabilities (offline recognisers).
+ */
+export function wordConfidences(segment: RecognizedSegment): (number | null)[] {
+  const groups = groupTokens(segment.tokens);
+  const logProbs = segment.tokenLogProbs;
+  if (!logProbs || logProbs.length !== segment.tokens.length) return groups.map(() => null);
+  return groups.map((g) => {
+    let sum = 0;
+    for (let i = g.first; i <= g.last; i++) sum += logProbs[i]!;
+    const p = Math.exp(sum / (g.last - g.first + 1));
+    return Number.isFinite(p) ? Math.round(Math.min(1, Math.max(0, p)) * 1000) / 1000 : null;
+  });
+}
+
 /** Estimated times for a model without token times: the span shared by word length. */
 function spreadByLength(words: string[], span: TimeSpan): TimedWord[] {
   const weights = words.map((w) => Array.from(w).length + 1);

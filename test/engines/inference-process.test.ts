@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { requireFiles } from '../../src/engines/inference-core.js';
-import { InferenceProcess, type InferenceProcessOptions } from '../../src/engines/inference-process.js';
+import type { InferenceProcess, InferenceProcessOptions } from '../../src/engines/inference-process.js';
+import { testInferenceProcess } from '../helpers/inference.js';
 import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
 import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../src/errors.js';
@@ -17,23 +18,7 @@ import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD] });
 
-const quiet = { info() {}, warn() {}, error() {} };
-
-function processWith(options: Partial<InferenceProcessOptions> = {}): InferenceProcess {
-  return new InferenceProcess({
-    name: 'test',
-    threads: 1,
-    queueSize: 4,
-    maxWaiting: 4,
-    deadlines: { baseMs: 60_000, perAudioSecondMs: 0, perCharacterMs: 0 },
-    memoryCeilingBytes: 8 * 2 ** 30,
-    restartDelayMs: 50,
-    restartDelayCapMs: 1_000,
-    cancelGraceMs: 200,
-    log: quiet,
-    ...options,
-  });
-}
+const processWith = testInferenceProcess;
 
 /** `seconds` of low noise at 16 kHz: the VAD scans all of it and finds nothing. */
 function noise(seconds: number): Float32Array {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
-import { AbortedError, ModelPackError } from '../../src/errors.js';
+import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../src/errors.js';
 import { buildOnlineRecognizerConfig, createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import type { Recognizer } from '../../src/engines/types.js';
+import type { Recognizer, RecognizerStream } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
 import { englishEntries, loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
+import { testInferenceProcess } from '../helpers/inference.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
@@ -67,5 +68,91 @@ describe('streaming transducer recogniser (sherpa, worker pool)', { skip: NEEDS 
     assert.equal(silent.text, '');
     assert.deepEqual(silent.tokens, []);
     await assert.rejects(recognizer.recognize(new Float32Array(16000), { language: 'en', signal: AbortSignal.abort() }), AbortedError);
+  });
+});
+
+/** Feeds `samples` to a live stream in 100 ms pieces; returns every hypothesis text and the finished result. */
+async function streamThrough(stream: RecognizerStream, samples: Float32Array) {
+  const texts: string[] = [];
+  for (let at = 0; at < samples.length; at += 1600) texts.push((await stream.accept(samples.subarray(at, at + 1600))).text);
+  return { texts, final: await stream.finish() };
+}
+
+describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
+  const JFK = 'en/jfk-inaugural-1961.wav';
+
+  it('decode each piece once: hypotheses grow by prefix, and the finished result is the whole-file result, with a log-probability per token', async () => {
+    const pool = createWorkerPool({ workers: 2 });
+    try {
+      const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+      const { samples } = loadCorpusAudio(JFK);
+      const whole = await recognizer.recognize(samples, { language: 'en' });
+      // Two streams at once on two threads: each task of a stream must reach the thread holding it.
+      const [a, b] = await Promise.all([0, 1].map(async () => streamThrough(await recognizer.openStream!(), samples)));
+      for (const { texts, final } of [a!, b!]) {
+        assert.equal(final.text, whole.text);
+        assert.deepEqual(final.tokens, whole.tokens);
+        assert.deepEqual(final.timestamps, whole.timestamps);
+        assert.ok(texts.filter(Boolean).length >= 10, 'a hypothesis while the audio comes');
+        texts.reduce((previous, text) => {
+          assert.ok(text.startsWith(previous), `"${text}" extends "${previous}"`);
+          return text;
+        }, '');
+        assert.equal(final.tokenLogProbs?.length, final.tokens.length);
+        for (const lp of final.tokenLogProbs!) assert.ok(lp <= 0 && Number.isFinite(lp));
+      }
+      assert.equal(pool.openStreams, 0, 'finished streams are gone');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('bounds the streams open at once, and frees a slot on close', async () => {
+    const pool = createWorkerPool({ workers: 2, maxStreams: 2 });
+    try {
+      const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+      const first = await recognizer.openStream!();
+      const second = await recognizer.openStream!();
+      await assert.rejects(recognizer.openStream!(), (error: unknown) => error instanceof OverloadedError && /2 recognition streams are open/.test(error.message));
+      first.close();
+      const third = await recognizer.openStream!();
+      assert.ok((await third.accept(loadCorpusAudio(JFK).samples)).text.length > 0);
+      second.close();
+      third.close();
+      await assert.rejects(recognizer.openStream!({ signal: AbortSignal.abort() }), AbortedError);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('closes a stream left without a task for streamIdleMs; its next task says so', async () => {
+    const pool = createWorkerPool({ workers: 1, streamIdleMs: 300 });
+    try {
+      const stream = await createOnlineRecognizer(pool, streamingEnglishPack()).openStream!();
+      await stream.accept(new Float32Array(1600));
+      await new Promise((r) => setTimeout(r, 800));
+      assert.equal(pool.openStreams, 0);
+      await assert.rejects(stream.accept(new Float32Array(1600)), (error: unknown) => error instanceof EngineError && /not open/.test(error.message));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('in a supervised process: a stream whose process is killed fails with InferenceUnavailableError; a new stream works', async () => {
+    const process_ = testInferenceProcess({ threads: 2 });
+    try {
+      const recognizer = createOnlineRecognizer(process_, streamingEnglishPack());
+      const { samples } = loadCorpusAudio(JFK);
+      const stream = await recognizer.openStream!();
+      await stream.accept(samples.subarray(0, 32_000));
+      process.kill(process_.pid!, 'SIGKILL');
+      await assert.rejects(stream.accept(samples.subarray(32_000, 48_000)), (error: unknown) => error instanceof InferenceUnavailableError && /stream is lost|was killed/.test(error.message));
+      await assert.rejects(stream.finish(), InferenceUnavailableError);
+      const { final } = await streamThrough(await recognizer.openStream!(), samples);
+      assert.ok(final.text.includes('COUNTRY'), final.text);
+      assert.equal(process_.status().tasks.running, 0);
+    } finally {
+      await process_.close();
+    }
   });
 });

@@ -4,6 +4,8 @@
  * stream goes on) and {"type":"close_stream"} (the last final, then the socket closes). Every
  * query value, and whether the engines it needs are installed, is checked before the upgrade, so
  * a bad one is a plain 4xx with the stt error body, the same sentences as POST /get_text.
+ * Where partials come from (a live recognition stream, or re-decoding) is the session's business
+ * (src/transcription/streaming-session.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -22,7 +24,7 @@ export interface RealtimeTranscriptionOptions {
   engines(): HeldEngines;
   sockets: RealtimeSockets;
   writeStallTimeoutMs: number;
-  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue). */
+  /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue); streaming recognisers need none. */
   partialSlots: number;
 }
 
@@ -148,10 +150,12 @@ class TranscriptionSocket {
     } catch (err) {
       if (err instanceof AbortedError || !this.session.isOpen) return;
       const domain = toDomainError(err, 'stt');
-      // Bad input, or engines busy for now (503): the client is told, the stream goes on.
+      // Bad input, or engines busy or restarting for now (503): the client is told, the stream goes on
+      // (after close_stream there is no stream left: the socket closes once the client is told).
       if (domain && (domain.status < 500 || domain.status === 503)) {
-        this.session.request.log.info({ reason: domain.message }, 'streaming transcription: bad input');
+        this.session.request.log.info({ reason: domain.message }, domain.status === 503 ? 'streaming transcription: engines unavailable' : 'streaming transcription: bad input');
         this.error(domain.message);
+        if (this.closing) this.session.close(CloseCode.internal, 'the last final could not be made');
         return;
       }
       this.session.request.log.error({ err }, 'streaming transcription failed');
