@@ -46,11 +46,40 @@ async function exercise(store: Store): Promise<void> {
   assert.deepEqual(await store.db.selectFrom('cloned_voice_samples').selectAll().execute(), []);
 }
 
+/** Parallel creations for one account never exceed its limit: the count and the insert are one step. */
+async function raceTheLimit(store: Store): Promise<void> {
+  const account = await new AccountRepository(store.db).create('racer');
+  const repo = new ClonedVoiceRepository(store.db);
+  const LIMIT = 3;
+  const attempts = Array.from({ length: 12 }, (_, i) =>
+    repo.insertWithinLimit(
+      {
+        id: `voice_RACE${String(i).padStart(6, '0')}`,
+        account_id: account.id,
+        display_name: `Racer ${i}`,
+        accent: '',
+        tags: '[]',
+        model: 'tts-large',
+        status: 'processing',
+        created_at: new Date().toISOString(),
+        reference_path: null,
+      },
+      { sampleRate: 24_000, pcm: new Uint8Array(4_800) },
+      LIMIT,
+    ),
+  );
+  const results = await Promise.all(attempts);
+  assert.equal(results.filter(Boolean).length, LIMIT);
+  assert.equal(await repo.countForAccount(account.id), LIMIT);
+  assert.equal((await store.db.selectFrom('cloned_voice_samples').select('voice_id').execute()).length, LIMIT, 'a refused insert leaves no sample');
+}
+
 describe('ClonedVoiceRepository', () => {
   it('on SQLite', async () => {
     const store = await openStore({ databaseUrl: '', dataDir: mkdtempSync(path.join(tmpdir(), 'parley-db-')) });
     try {
       await exercise(store);
+      await raceTheLimit(store);
     } finally {
       await store.close();
     }
@@ -61,6 +90,7 @@ describe('ClonedVoiceRepository', () => {
       const store = await openStore({ databaseUrl: url, dataDir: '' });
       try {
         await exercise(store);
+        await raceTheLimit(store);
       } finally {
         await store.close();
       }
