@@ -31,7 +31,7 @@ import { espeakSampleRate, type EspeakNgTts } from '../engines/espeak-ng-tts.js'
 import type { ZeroShotTts } from '../engines/sherpa-tts.js';
 import type { TtsReference } from '../engines/sherpa-tasks.js';
 import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector } from '../engines/types.js';
-import { AbortedError, InvalidRequestError, OverloadedError, UnsupportedAudioError } from '../errors.js';
+import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError } from '../errors.js';
 import { newId, nowIso } from '../store/ids.js';
 import type { ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
 import { resampleForAnalysis } from '../voice-analysis/analysis-rate.js';
@@ -270,9 +270,13 @@ export class VoiceCloningService {
       if (zeroShot) {
         let referenceText = request.transcript?.trim() || undefined;
         if (!referenceText && zeroShot.needsText) {
-          if (!this.deps.transcribeSample) throw new Error(`${zeroShot.name} needs what the sample says: send it in the transcript field`);
-          referenceText = (await this.deps.transcribeSample(prepared.samples, SAMPLE_RATE, language, signal)).trim() || undefined;
-          if (!referenceText) throw new Error('no words were recognised in the sample: send what it says in the transcript field');
+          if (!this.deps.transcribeSample) throw new InvalidRequestError(`${zeroShot.name} needs what the sample says: send it in the transcript field`);
+          const heard = await this.deps.transcribeSample(prepared.samples, SAMPLE_RATE, language, signal).catch((err: unknown) => {
+            if (signal.aborted || !(err instanceof ParleyError)) throw err;
+            throw new InvalidRequestError(`the sample could not be transcribed (${err.message}): send what it says in the transcript field`);
+          });
+          referenceText = heard.trim() || undefined;
+          if (!referenceText) throw new InvalidRequestError('no words were recognised in the sample: send what it says in the transcript field');
         }
         const settings: ZeroShotSettings = { pack: zeroShot.pack, ...(referenceText ? { referenceText } : {}) };
         await repo.update(row.id, { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null });
@@ -282,7 +286,8 @@ export class VoiceCloningService {
         await repo.update(row.id, { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) });
       }
     } catch (err) {
-      const reason = signal.aborted ? 'the server shut down before the voice was ready' : (err as Error).message;
+      // Parley's own errors say what went wrong in words a client can act on; anything else is logged, not shown.
+      const reason = signal.aborted ? 'the server shut down before the voice was ready' : err instanceof ParleyError ? err.message : 'an internal error (logged on the server)';
       await repo
         .update(row.id, { status: 'failed', error: `the voice could not be prepared: ${reason}` })
         .catch((updateError: unknown) => this.deps.log?.error({ err: updateError, voiceId: row.id }, 'recording a failed voice clone failed'));

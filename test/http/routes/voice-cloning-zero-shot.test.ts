@@ -238,10 +238,44 @@ describe('voice cloning with a zero-shot pack and no recogniser', { skip: needs(
     assert.equal(body.data.status, 'processing');
     const listed = await settledClone(s, body.data.voiceId);
     assert.equal(listed.status, 'failed');
-    assert.match(listed.error, /^the voice could not be prepared: .*(recogni|transcri)/i);
+    assert.equal(
+      listed.error,
+      'the voice could not be prepared: the sample could not be transcribed (language en has no installed speech recogniser): send what it says in the transcript field',
+    );
     const speech = await getSpeech(s, 'tts-v3.1', body.data.voiceId);
     assert.equal(speech.status, 400);
     assert.match((await speech.json()).message, /cannot speak: its status is failed/);
+  });
+
+  it('a creation left processing by a server that stopped is failed by the next server to start', async () => {
+    const repo = s.server.storage.clonedVoices;
+    const row = (id: string, createdAt: string) => ({
+      id,
+      account_id: s.accountId,
+      display_name: id,
+      accent: '',
+      tags: '[]',
+      model: 'tts-large',
+      status: 'processing',
+      created_at: createdAt,
+      reference_path: null,
+    });
+    const sample = { sampleRate: 24_000, pcm: new Uint8Array(48_000) };
+    await repo.insert(row('voice_STALE00001', new Date(Date.now() - 60 * 60_000).toISOString()), sample);
+    await repo.insert(row('voice_RECENT0001', new Date().toISOString()), sample);
+    // Another node on the same database.
+    const other = await startTestServer({ engines: true, config: { dataDir: s.config.dataDir, modelsDir: modelsDirWith([REAL_TEST_MODELS.VAD]) } as never });
+    try {
+      const stale = await settledClone({ url: other.url, key: s.key }, 'voice_STALE00001');
+      assert.equal(stale.status, 'failed');
+      assert.match(stale.error, /interrupted: the server creating the clone stopped/);
+      const listed = await (await fetch(`${other.url}/api/v1/tts-large/get_cloned_voices`, { headers: { authorization: `Bearer ${s.key}` } })).json();
+      assert.equal(listed.voices.find((v: any) => v.voiceId === 'voice_RECENT0001').status, 'processing', 'a creation still within its time is left alone');
+    } finally {
+      await other.close();
+      await repo.deleteForAccount(s.accountId, 'voice_STALE00001');
+      await repo.deleteForAccount(s.accountId, 'voice_RECENT0001');
+    }
   });
 
   it('a language no zero-shot pack speaks gets the built-in match', async () => {
