@@ -305,20 +305,24 @@ class SherpaTtsEngine implements TtsEngine {
   }
 }
 
+/** Loads one pack in the runner's process: its config, the key it is loaded under, and what sherpa says it is. */
+async function loadPack(runner: TaskRunner, pack: ModelPack, options: SherpaTtsOptions): Promise<{ config: OfflineTtsConfig; key: string; info: TtsModelInfo }> {
+  const config = buildOfflineTtsConfig(pack, options);
+  requireEspeakData(pack, config);
+  const key = modelKey([pack], 'tts', config);
+  try {
+    return { config, key, info: await runner.submit({ kind: 'tts-load', key, config }) };
+  } catch (err) {
+    throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
+  }
+}
+
 /** Loads every pack (one after another, so start-up does not take every core at once). */
 export async function createSherpaTtsEngine(runner: TaskRunner, packs: ModelPack[], options: SherpaTtsOptions = {}): Promise<TtsEngine> {
   const loaded: LoadedPack[] = [];
   for (const pack of packs) {
     if (!isTtsPackKind(pack.kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
-    const config = buildOfflineTtsConfig(pack, options);
-    requireEspeakData(pack, config);
-    const key = modelKey([pack], 'tts', config);
-    let info: TtsModelInfo;
-    try {
-      info = await runner.submit({ kind: 'tts-load', key, config });
-    } catch (err) {
-      throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
-    }
+    const { config, key, info } = await loadPack(runner, pack, options);
     const gbConfig = pack.files.lexiconGb ? buildOfflineTtsConfig(pack, options, 'gb') : undefined;
     const gb = gbConfig && { pack, key: modelKey([pack], 'tts-gb', gbConfig), config: gbConfig, info };
     loaded.push({ pack, key, config, info, ...(gb ? { gb } : {}) });
@@ -347,15 +351,7 @@ export const zeroShotEngineName = (kind: ZeroShotPackKind): string => (kind === 
 export async function createZeroShotTtsEngine(runner: TaskRunner, pack: ModelPack, options: SherpaTtsOptions = {}): Promise<ZeroShotTts> {
   const { kind } = pack;
   if (!isZeroShotPackKind(kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a zero-shot TTS pack`);
-  const config = buildOfflineTtsConfig(pack, options);
-  requireEspeakData(pack, config);
-  const key = modelKey([pack], 'tts', config);
-  let info: TtsModelInfo;
-  try {
-    info = await runner.submit({ kind: 'tts-load', key, config });
-  } catch (err) {
-    throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
-  }
+  const { config, key, info } = await loadPack(runner, pack, options);
   let closed = false;
   return {
     name: zeroShotEngineName(kind),
