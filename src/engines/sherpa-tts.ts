@@ -84,7 +84,8 @@ function requireEspeakData(pack: ModelPack, config: OfflineTtsConfig): void {
 export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions = {}, accent?: 'gb'): OfflineTtsConfig {
   const espeakDataDir = options.espeakDataDir ?? debianEspeakDataDir;
   const base = { numThreads: options.numThreads ?? 1, provider: 'cpu' as const, debug: false };
-  const tokens = pack.kind === 'tts-pocket' ? '' : requireFile(pack, 'tokens');
+  if (pack.kind === 'tts-pocket') return pocketConfig(pack, base);
+  const tokens = requireFile(pack, 'tokens');
   let model: OfflineTtsConfig['model'];
   switch (pack.kind) {
     case 'tts-vits':
@@ -140,26 +141,24 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
         },
       };
       break;
-    case 'tts-pocket':
-      return {
-        model: {
-          ...base,
-          pocket: {
-            lmFlow: requireFile(pack, 'lmFlow'),
-            lmMain: requireFile(pack, 'lmMain'),
-            encoder: requireFile(pack, 'encoder'),
-            decoder: requireFile(pack, 'decoder'),
-            textConditioner: requireFile(pack, 'textConditioner'),
-            vocabJson: requireFile(pack, 'vocabJson'),
-            tokenScoresJson: requireFile(pack, 'tokenScoresJson'),
-          },
-        },
-        maxNumSentences: 1,
-      };
     default:
       throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
   }
   return { model, maxNumSentences: 1, ...(pack.files.ruleFsts ? { ruleFsts: pack.files.ruleFsts } : {}) };
+}
+
+/** Pocket TTS: a SentencePiece-style vocabulary instead of tokens.txt, and no phonemiser. */
+function pocketConfig(pack: ModelPack, base: Pick<OfflineTtsConfig['model'], 'numThreads' | 'provider' | 'debug'>): OfflineTtsConfig {
+  const pocket = {
+    lmFlow: requireFile(pack, 'lmFlow'),
+    lmMain: requireFile(pack, 'lmMain'),
+    encoder: requireFile(pack, 'encoder'),
+    decoder: requireFile(pack, 'decoder'),
+    textConditioner: requireFile(pack, 'textConditioner'),
+    vocabJson: requireFile(pack, 'vocabJson'),
+    tokenScoresJson: requireFile(pack, 'tokenScoresJson'),
+  };
+  return { model: { ...base, pocket }, maxNumSentences: 1 };
 }
 
 /** Accent for packs that declare none, from the espeak voice Piper records in its metadata. */

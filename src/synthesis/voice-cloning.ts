@@ -56,7 +56,7 @@ export interface CloningLimits {
 /** Engines one creation (or one resolve) uses, held until release(). */
 export interface CloningEngines {
   vad?: VoiceActivityDetector;
-  /** Loaded zero-shot packs, preferred first. */
+  /** Loaded zero-shot packs, in the order of the models dir (the first that speaks a clone's language serves it). */
   zeroShot: ZeroShotTts[];
   release(): void;
 }
@@ -113,7 +113,7 @@ export class VoiceCloningService {
 
   /**
    * Checks and stores the clone as `processing` and returns it; its engine is prepared after the
-   * return (see settled()). Throws InvalidRequestError for a bad sample or a full account.
+   * return. Throws InvalidRequestError for a bad sample or a full account.
    */
   async create(request: CloneRequest, signal?: AbortSignal): Promise<ClonedVoiceRow> {
     const { repo, limits } = this.deps;
@@ -146,15 +146,10 @@ export class VoiceCloningService {
     }
   }
 
-  /** Resolves when every creation started so far has recorded its outcome (tests, bench, shutdown). */
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-  }
-
-  /** Stops work after responses (those clones record `failed`) and waits for it to end. */
+  /** Stops work after responses (those clones record `failed`) and waits until every one has recorded its outcome. */
   async close(): Promise<void> {
     this.closing.abort();
-    await this.settled();
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
   /** Marks creations that lost their node (still `processing` after INTERRUPTED_AFTER_MS) as failed. */
