@@ -7,7 +7,8 @@
  * the stored sample is what synthesis conditions on. Also: the clone's status moves from
  * `processing` to `completed` (or `failed`, with the reason), concurrent add_voice requests
  * cannot pass the account's limit, and without a zero-shot pack for its language a clone gets the
- * built-in match.
+ * built-in match. The Pocket TTS fixture (fake-pocket-tts-tone-24k) speaks a tone whose pitch is
+ * set by the mean level of its reference: computed from the stored sample, it must match.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
 import { settledClone } from './voice-cloning-helpers.js';
 
 const ZIPVOICE = 'fake-zipvoice-envelope-24k';
+const POCKET = 'fake-pocket-tts-tone-24k';
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, ZIPVOICE], corpus: true });
 const TEXT = 'Good morning. This is a short test of the cloned voice.';
 const MAX_CLONES = 4;
@@ -289,5 +291,45 @@ describe('voice cloning with a zero-shot pack and no recogniser', { skip: needs(
     assert.equal(listed.status, 'completed', JSON.stringify(listed));
     assert.equal(listed.engine, 'espeak-ng-matched');
     assert.equal((await getSpeech(s, 'tts-v2', body.data.voiceId)).status, 200);
+  });
+});
+
+describe('voice cloning with a Pocket TTS pack (fixture)', { skip: needs({ models: [REAL_TEST_MODELS.VAD, POCKET], corpus: true }) }, () => {
+  let s: TestServer;
+
+  before(async () => {
+    s = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith([REAL_TEST_MODELS.VAD, POCKET]) } as never });
+  });
+  after(() => s?.close());
+
+  it('needs no transcript, and speaks at the pitch its stored sample sets', async (t) => {
+    const rel = womanSample();
+    const { status, body } = await addVoice(s, { displayName: 'Pocket reader' }, { bytes: readFileSync(corpusFile(rel)), name: 'pocket.wav' });
+    assert.equal(status, 200, JSON.stringify(body));
+    const listed = await settledClone(s, body.data.voiceId);
+    assert.equal(listed.status, 'completed', JSON.stringify(listed));
+    assert.equal(listed.engine, 'pocket-tts');
+
+    // The fixture's tone is at 100 + 4000 · mean |reference| Hz, over the first 10 s it is given:
+    // computed here from the sample the database holds.
+    const stored = await s.server.storage.clonedVoices.findSample(s.accountId, body.data.voiceId);
+    assert.equal(stored!.sampleRate, 24000);
+    const view = new DataView(stored!.pcm.buffer, stored!.pcm.byteOffset, stored!.pcm.byteLength);
+    const used = Math.min(stored!.pcm.byteLength / 2, 10 * 24000);
+    let sum = 0;
+    for (let i = 0; i < used; i++) sum += Math.abs(view.getInt16(i * 2, true) / 32768);
+    const expectedHz = 100 + (4000 * sum) / used;
+
+    for (const model of ['tts-v2', 'tts-v3.1']) {
+      const res = await getSpeech(s, model, body.data.voiceId);
+      assert.equal(res.status, 200, await res.clone().text());
+      const wav = parseWav(new Uint8Array(await res.arrayBuffer()));
+      assert.equal(wav.sampleRate, 24000);
+      let crossings = 0;
+      for (let i = 1; i < wav.samples.length; i++) if (wav.samples[i - 1]! < 0 !== wav.samples[i]! < 0) crossings++;
+      const spokenHz = crossings / 2 / (wav.samples.length / 24000);
+      t.diagnostic(`${model}: tone ${spokenHz.toFixed(1)} Hz, expected from the stored sample ${expectedHz.toFixed(1)} Hz`);
+      assert.ok(Math.abs(spokenHz / expectedHz - 1) < 0.02, `${spokenHz} Hz vs ${expectedHz} Hz`);
+    }
   });
 });
