@@ -6,6 +6,7 @@
  * server without serving (a CLI command, a test) never runs it.
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 import { buildEngines, type Engines } from './compose/engines.js';
 import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
 import { buildSynthesis } from './compose/synthesis.js';
@@ -68,10 +69,17 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     }
     const voices = engines?.voices ?? new VoiceRegistry();
     const ffmpeg = buildFfmpegRunner(config);
-    const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg });
-    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning });
     const heldEngines = engines && buildHeldEngines(engines.models);
     const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg }));
+    const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel });
+    const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
+    if (cloning) {
+      // Released before the engines and storage it uses: creations finishing after their response end first.
+      releasers.add('voice cloning', () => cloning.close());
+      const interrupted = await cloning.failInterrupted();
+      if (interrupted > 0) cloningLog.error({ interrupted }, 'voice clones left processing by a stopped server were marked failed');
+    }
+    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning });
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());

@@ -13,7 +13,7 @@ import { createDiarizer } from './sherpa-diarizer.js';
 import { createOfflineRecognizer, offlinePackKinds } from './sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from './sherpa-online-recognizer.js';
 import type { TaskRunner } from './sherpa-tasks.js';
-import { createSherpaTtsEngine } from './sherpa-tts.js';
+import { createSherpaTtsEngine, createZeroShotTtsEngine, isZeroShotPackKind, type ZeroShotTts } from './sherpa-tts.js';
 import { createSherpaVad } from './sherpa-vad.js';
 import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from './types.js';
 
@@ -65,6 +65,8 @@ class SharedEngine<T extends Closeable> {
 
 export class EngineSet {
   tts: TtsEngine[] = [];
+  /** Zero-shot packs (ZipVoice, Pocket TTS): no voices of their own; voice clones speak through them. */
+  zeroShot: ZeroShotTts[] = [];
   vad?: StreamingVoiceActivityDetector;
   recognizers: Recognizer[] = [];
   diarizer?: Diarizer;
@@ -137,7 +139,7 @@ export async function loadEngineSet(packs: ModelPack[], options: EngineSetOption
   }
   const ofKind = (kind: ModelPack['kind']) => packs.filter((p) => p.kind === kind);
 
-  for (const pack of packs.filter((p) => p.kind.startsWith('tts-'))) {
+  for (const pack of packs.filter((p) => p.kind.startsWith('tts-') && !isZeroShotPackKind(p.kind))) {
     const engine = await use(
       [pack],
       () => createSherpaTtsEngine(synthesis, [pack], { espeakDataDir: options.espeakDataDir, numThreads: options.numThreads }),
@@ -150,6 +152,24 @@ export async function loadEngineSet(packs: ModelPack[], options: EngineSetOption
       }),
     );
     if (engine) set.tts.push(engine);
+  }
+
+  for (const pack of packs.filter((p) => isZeroShotPackKind(p.kind))) {
+    const engine = await use(
+      [pack],
+      () => createZeroShotTtsEngine(synthesis, pack, { espeakDataDir: options.espeakDataDir, numThreads: options.numThreads }),
+      (tts, entry): ZeroShotTts => ({
+        name: tts.name,
+        packId: tts.packId,
+        languages: tts.languages,
+        sampleRate: tts.sampleRate,
+        needsReferenceText: tts.needsReferenceText,
+        synthesize: (reference, text, o) => tts.synthesize(reference, text, o),
+        close: () => tts.close(),
+        hold: () => entry.hold(),
+      }),
+    );
+    if (engine) set.zeroShot.push(engine);
   }
 
   const vad = ofKind('vad-silero')[0];

@@ -87,7 +87,8 @@ export class InferenceCore implements TaskRunner {
     let entry = this.tts.get(key);
     if (!entry) {
       const model = (async () => {
-        requireFiles(Object.values(config.model).flatMap((m) => (m && typeof m === 'object' ? Object.values(m as Record<string, string>) : [])));
+        // Every path of the model part (its numbers, e.g. ZipVoice's featScale, are not paths).
+        requireFiles(Object.values(config.model).flatMap((m) => (m && typeof m === 'object' ? Object.values(m).filter((v): v is string => typeof v === 'string') : [])));
         try {
           return await loadSherpaOnnx().OfflineTts.createAsync(config);
         } catch (error) {
@@ -134,10 +135,19 @@ export class InferenceCore implements TaskRunner {
       if (signal?.aborted) throw new AbortedError();
       let samples = 0;
       try {
+        const { reference } = task;
         await tts.generateAsync({
           text: task.text,
           sid: task.sid,
           speed: task.speed,
+          ...(reference && {
+            generationConfig: {
+              speed: task.speed,
+              referenceAudio: reference.samples,
+              referenceSampleRate: reference.sampleRate,
+              ...(reference.text !== undefined ? { referenceText: reference.text } : {}),
+            },
+          }),
           onProgress: (info) => {
             if (signal?.aborted) return 0;
             // Copied: the array may be a view of native memory that sherpa reuses after we return.

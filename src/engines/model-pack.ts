@@ -10,6 +10,8 @@ export type PackKind =
   | 'tts-kokoro'
   | 'tts-matcha'
   | 'tts-kitten'
+  | 'tts-zipvoice'
+  | 'tts-pocket'
   | 'asr-online-transducer'
   | 'asr-offline-transducer'
   | 'asr-nemo-transducer'
@@ -29,6 +31,8 @@ export const packKinds: readonly PackKind[] = [
   'tts-kokoro',
   'tts-matcha',
   'tts-kitten',
+  'tts-zipvoice',
+  'tts-pocket',
   'asr-online-transducer',
   'asr-offline-transducer',
   'asr-nemo-transducer',
@@ -67,7 +71,8 @@ export interface ModelPack {
   kind: PackKind;
   /**
    * Absolute paths by role: model, tokens, encoder, decoder, joiner, voices, lexicon, dataDir,
-   * labels, bpeVocab, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder.
+   * labels, bpeVocab, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;
+   * Pocket TTS: lmFlow, lmMain, textConditioner, vocabJson, tokenScoresJson.
    */
   files: Record<string, string>;
   /** ISO 639-1 codes; "multi" for recognisers that detect the language. */

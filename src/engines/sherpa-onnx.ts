@@ -73,6 +73,21 @@ export interface SherpaOfflineTtsConfig {
     matcha?: { acousticModel: string; vocoder: string; tokens: string; lexicon?: string; dataDir?: string };
     kokoro?: { model: string; voices: string; tokens: string; lexicon?: string; dataDir?: string };
     kitten?: { model: string; voices: string; tokens: string; dataDir?: string };
+    /** Zero-shot: speaks in the voice of the reference audio each request brings (generationConfig). */
+    zipvoice?: {
+      tokens: string;
+      encoder: string;
+      decoder: string;
+      vocoder: string;
+      dataDir: string;
+      lexicon: string;
+      featScale?: number;
+      tShift?: number;
+      targetRms?: number;
+      guidanceScale?: number;
+    };
+    /** Zero-shot from reference audio alone. */
+    pocket?: { lmFlow: string; lmMain: string; encoder: string; decoder: string; textConditioner: string; vocabJson: string; tokenScoresJson: string };
     numThreads: number;
     provider: 'cpu';
     debug: boolean;
@@ -171,6 +186,17 @@ export interface SherpaOfflineRecognizer {
   decodeAsync(stream: SherpaOfflineStream): Promise<SherpaOfflineResult>;
 }
 
+/** sherpa-onnx-node's GenerationConfig (lib/types.js): per-request settings of zero-shot packs. */
+export interface SherpaGenerationConfig {
+  speed?: number;
+  sid?: number;
+  numSteps?: number;
+  referenceAudio?: Float32Array;
+  referenceSampleRate?: number;
+  referenceText?: string;
+  extra?: Record<string, number | string>;
+}
+
 export interface SherpaOfflineTts {
   readonly numSpeakers: number;
   readonly sampleRate: number;
@@ -178,6 +204,8 @@ export interface SherpaOfflineTts {
     text: string;
     sid: number;
     speed: number;
+    /** Zero-shot packs: the voice to speak in (sherpa's GenerationConfig). */
+    generationConfig?: SherpaGenerationConfig;
     /** Returning 0 or false stops generation before the next sentence. */
     onProgress?: (info: { samples: Float32Array; progress: number }) => number | boolean;
   }): Promise<{ samples: Float32Array; sampleRate: number }>;

@@ -87,6 +87,15 @@ export interface TtsLoadTask extends TaskBase {
   config: SherpaOfflineTtsConfig;
 }
 
+/** The voice a zero-shot pack (ZipVoice, Pocket TTS) speaks in: a sample of it, and what the sample says. */
+export interface TtsReference {
+  /** Mono samples; they travel with every task (a clone's sample is at most ~15 s, ~1.4 MB). */
+  samples: Float32Array;
+  sampleRate: number;
+  /** ZipVoice conditions on the words of the sample too; Pocket TTS does not use them. */
+  text?: string;
+}
+
 /** One sentence or clause; audio comes back as progress, a piece per sherpa callback. */
 export interface TtsTask extends TaskBase {
   kind: 'tts';
@@ -94,6 +103,8 @@ export interface TtsTask extends TaskBase {
   text: string;
   sid: number;
   speed: number;
+  /** Zero-shot packs only: the voice to speak in. */
+  reference?: TtsReference;
 }
 
 export interface OfflineAsrLoadTask extends TaskBase {

@@ -1,5 +1,6 @@
 /**
- * Neural TTS model packs (Piper/VITS, Kokoro, Matcha, Kitten) through sherpa-onnx's OfflineTts,
+ * Neural TTS model packs (Piper/VITS, Kokoro, Matcha, Kitten, and the zero-shot ZipVoice and
+ * Pocket TTS, which speak in the voice of a reference sample) through sherpa-onnx's OfflineTts,
  * run by a TaskRunner: in the server, a supervised inference process, where sherpa's async calls
  * run on libuv's pool. Packs must be verified (src/models/verify.ts) before they reach this file.
  *
@@ -12,7 +13,7 @@ import { AbortedError, EngineError, ParleyError } from '../errors.js';
 import type { ModelPack, PackKind, PackVoice } from './model-pack.js';
 import type { SherpaOfflineTtsConfig } from './sherpa-onnx.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { TaskRunner, TtsModelInfo } from './sherpa-tasks.js';
+import type { TaskRunner, TtsModelInfo, TtsReference, TtsTask } from './sherpa-tasks.js';
 import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
 
 /** Where Debian's espeak-ng-data package puts the data Piper voices phonemise with. */
@@ -26,6 +27,19 @@ export interface SherpaTtsOptions {
 }
 
 export type TtsPackKind = Extract<PackKind, 'tts-vits' | 'tts-kokoro' | 'tts-matcha' | 'tts-kitten'>;
+/** Packs with no voices of their own: each request brings the voice as a reference sample. */
+export type ZeroShotPackKind = Extract<PackKind, 'tts-zipvoice' | 'tts-pocket'>;
+
+export function isZeroShotPackKind(kind: PackKind): kind is ZeroShotPackKind {
+  return kind === 'tts-zipvoice' || kind === 'tts-pocket';
+}
+
+/**
+ * ZipVoice's flow-matching settings, upstream's defaults (offline-tts-zipvoice-model-config.h):
+ * the prompt's log-mel scale, the timestep shift, the RMS a quiet prompt is raised to, and the
+ * classifier-free guidance scale.
+ */
+const ZIPVOICE_DEFAULTS = { featScale: 0.1, tShift: 0.5, targetRms: 0.1, guidanceScale: 1.0 } as const;
 
 /** The parts of sherpa-onnx-node's OfflineTtsConfig (lib/types.js) that Parley fills. */
 export type OfflineTtsConfig = SherpaOfflineTtsConfig;
@@ -55,7 +69,7 @@ function phonemizer(pack: ModelPack, espeakDataDir: string): { lexicon?: string;
 /** sherpa-onnx ends the process when espeak-ng-data is missing, so it is checked before loading. */
 function requireEspeakData(pack: ModelPack, config: OfflineTtsConfig): void {
   const m = config.model;
-  const dataDir = m.vits?.dataDir ?? m.matcha?.dataDir ?? m.kokoro?.dataDir ?? m.kitten?.dataDir;
+  const dataDir = m.vits?.dataDir ?? m.matcha?.dataDir ?? m.kokoro?.dataDir ?? m.kitten?.dataDir ?? m.zipvoice?.dataDir;
   if (dataDir !== undefined && !existsSync(join(dataDir, 'phontab'))) {
     throw new EngineError(
       `TTS pack ${pack.id} needs espeak-ng-data, and ${dataDir} has none (install Debian's espeak-ng-data or set PARLEY_SYNTHESIS__ESPEAK_DATA_DIR)`,
@@ -70,6 +84,7 @@ function requireEspeakData(pack: ModelPack, config: OfflineTtsConfig): void {
 export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions = {}, accent?: 'gb'): OfflineTtsConfig {
   const espeakDataDir = options.espeakDataDir ?? debianEspeakDataDir;
   const base = { numThreads: options.numThreads ?? 1, provider: 'cpu' as const, debug: false };
+  if (pack.kind === 'tts-pocket') return pocketConfig(pack, base);
   const tokens = requireFile(pack, 'tokens');
   let model: OfflineTtsConfig['model'];
   switch (pack.kind) {
@@ -111,10 +126,39 @@ export function buildOfflineTtsConfig(pack: ModelPack, options: SherpaTtsOptions
         },
       };
       break;
+    case 'tts-zipvoice':
+      // ZipVoice's frontend needs both its lexicon (Chinese, listed English words) and espeak-ng.
+      model = {
+        ...base,
+        zipvoice: {
+          tokens,
+          encoder: requireFile(pack, 'encoder'),
+          decoder: requireFile(pack, 'decoder'),
+          vocoder: requireFile(pack, 'vocoder'),
+          dataDir: pack.files.dataDir ?? espeakDataDir,
+          lexicon: requireFile(pack, 'lexicon'),
+          ...ZIPVOICE_DEFAULTS,
+        },
+      };
+      break;
     default:
       throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
   }
   return { model, maxNumSentences: 1, ...(pack.files.ruleFsts ? { ruleFsts: pack.files.ruleFsts } : {}) };
+}
+
+/** Pocket TTS: a SentencePiece-style vocabulary instead of tokens.txt, and no phonemiser. */
+function pocketConfig(pack: ModelPack, base: Pick<OfflineTtsConfig['model'], 'numThreads' | 'provider' | 'debug'>): OfflineTtsConfig {
+  const pocket = {
+    lmFlow: requireFile(pack, 'lmFlow'),
+    lmMain: requireFile(pack, 'lmMain'),
+    encoder: requireFile(pack, 'encoder'),
+    decoder: requireFile(pack, 'decoder'),
+    textConditioner: requireFile(pack, 'textConditioner'),
+    vocabJson: requireFile(pack, 'vocabJson'),
+    tokenScoresJson: requireFile(pack, 'tokenScoresJson'),
+  };
+  return { model: { ...base, pocket }, maxNumSentences: 1 };
 }
 
 /** Accent for packs that declare none, from the espeak voice Piper records in its metadata. */
@@ -151,6 +195,59 @@ function packVoicesBySpeaker(pack: ModelPack, numSpeakers: number, sampleRate: n
     });
   }
   return voices;
+}
+
+/**
+ * Runs one TTS task and yields its audio as the process sends it. The task is stopped in its
+ * process when the consumer stops early or `signal` aborts (the client went away).
+ */
+async function* streamTts(runner: TaskRunner, task: TtsTask, packId: string, signal?: AbortSignal): AsyncIterable<Float32Array> {
+  const chunks: Float32Array[] = [];
+  let finished = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const stop = new AbortController();
+  const forward = (): void => stop.abort();
+  signal?.addEventListener('abort', forward, { once: true });
+  runner
+    .submit(task, {
+      signal: stop.signal,
+      onProgress: (samples) => {
+        chunks.push(samples);
+        notify();
+      },
+    })
+    .then(
+      () => undefined,
+      (error: unknown) => {
+        failure = error instanceof ParleyError ? error : new EngineError(`TTS model ${packId} failed: ${(error as Error).message}`);
+      },
+    )
+    .finally(() => {
+      finished = true;
+      notify();
+    });
+  try {
+    for (;;) {
+      if (signal?.aborted) throw new AbortedError();
+      const chunk = chunks.shift();
+      if (chunk) {
+        yield chunk;
+        continue;
+      }
+      if (failure) throw failure;
+      if (finished) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    if (!finished) stop.abort();
+    signal?.removeEventListener('abort', forward);
+  }
 }
 
 interface LoadedPack {
@@ -197,56 +294,7 @@ class SherpaTtsEngine implements TtsEngine {
     const { loaded, sid } = target;
     if (options.signal?.aborted) throw new AbortedError();
 
-    const chunks: Float32Array[] = [];
-    let finished = false;
-    let failure: Error | undefined;
-    let wake: (() => void) | undefined;
-    const notify = (): void => {
-      const w = wake;
-      wake = undefined;
-      w?.();
-    };
-    // Stops the task in its process when the consumer stops early or the client goes away.
-    const stop = new AbortController();
-    const forward = (): void => stop.abort();
-    options.signal?.addEventListener('abort', forward, { once: true });
-    this.runner
-      .submit(
-        { kind: 'tts', key: loaded.key, config: loaded.config, text, sid, speed: options.speed },
-        {
-          signal: stop.signal,
-          onProgress: (samples) => {
-            chunks.push(samples);
-            notify();
-          },
-        },
-      )
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          failure = error instanceof ParleyError ? error : new EngineError(`TTS model ${loaded.pack.id} failed: ${(error as Error).message}`);
-        },
-      )
-      .finally(() => {
-        finished = true;
-        notify();
-      });
-    try {
-      for (;;) {
-        if (options.signal?.aborted) throw new AbortedError();
-        const chunk = chunks.shift();
-        if (chunk) {
-          yield chunk;
-          continue;
-        }
-        if (failure) throw failure;
-        if (finished) return;
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
-    } finally {
-      if (!finished) stop.abort();
-      options.signal?.removeEventListener('abort', forward);
-    }
+    yield* streamTts(this.runner, { kind: 'tts', key: loaded.key, config: loaded.config, text, sid, speed: options.speed }, loaded.pack.id, options.signal);
   }
 
   async close(): Promise<void> {
@@ -256,23 +304,75 @@ class SherpaTtsEngine implements TtsEngine {
   }
 }
 
+/** Loads one pack in the runner's process: its config, the key it is loaded under, and what sherpa says it is. */
+async function loadPack(runner: TaskRunner, pack: ModelPack, options: SherpaTtsOptions): Promise<{ config: OfflineTtsConfig; key: string; info: TtsModelInfo }> {
+  const config = buildOfflineTtsConfig(pack, options);
+  requireEspeakData(pack, config);
+  const key = modelKey([pack], 'tts', config);
+  try {
+    return { config, key, info: await runner.submit({ kind: 'tts-load', key, config }) };
+  } catch (err) {
+    throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
+  }
+}
+
 /** Loads every pack (one after another, so start-up does not take every core at once). */
 export async function createSherpaTtsEngine(runner: TaskRunner, packs: ModelPack[], options: SherpaTtsOptions = {}): Promise<TtsEngine> {
   const loaded: LoadedPack[] = [];
   for (const pack of packs) {
     if (!isTtsPackKind(pack.kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a TTS pack`);
-    const config = buildOfflineTtsConfig(pack, options);
-    requireEspeakData(pack, config);
-    const key = modelKey([pack], 'tts', config);
-    let info: TtsModelInfo;
-    try {
-      info = await runner.submit({ kind: 'tts-load', key, config });
-    } catch (err) {
-      throw new EngineError(`Failed to load TTS pack ${pack.id}: ${(err as Error).message}`);
-    }
+    const { config, key, info } = await loadPack(runner, pack, options);
     const gbConfig = pack.files.lexiconGb ? buildOfflineTtsConfig(pack, options, 'gb') : undefined;
     const gb = gbConfig && { pack, key: modelKey([pack], 'tts-gb', gbConfig), config: gbConfig, info };
     loaded.push({ pack, key, config, info, ...(gb ? { gb } : {}) });
   }
   return new SherpaTtsEngine(runner, loaded);
+}
+
+/** A zero-shot pack loaded: it speaks in whatever voice each request's reference sample has. */
+export interface ZeroShotTts {
+  /** The engine a clone records: "zipvoice" or "pocket-tts". */
+  readonly name: string;
+  readonly packId: string;
+  /** ISO 639-1 codes the pack speaks. */
+  readonly languages: readonly string[];
+  readonly sampleRate: number;
+  /** ZipVoice conditions on what the sample says as well as on its sound. */
+  readonly needsReferenceText: boolean;
+  synthesize(reference: TtsReference, text: string, options: Pick<SynthesisOptions, 'speed' | 'signal'>): AsyncIterable<Float32Array>;
+  close(): Promise<void>;
+  /** Keeps the engine open through a pack reload until the returned function is called (engine-set.ts). */
+  hold?(): () => void;
+}
+
+export const zeroShotEngineName = (kind: ZeroShotPackKind): string => (kind === 'tts-zipvoice' ? 'zipvoice' : 'pocket-tts');
+
+export async function createZeroShotTtsEngine(runner: TaskRunner, pack: ModelPack, options: SherpaTtsOptions = {}): Promise<ZeroShotTts> {
+  const { kind } = pack;
+  if (!isZeroShotPackKind(kind)) throw new EngineError(`Pack ${pack.id} of kind ${pack.kind} is not a zero-shot TTS pack`);
+  const { config, key, info } = await loadPack(runner, pack, options);
+  let closed = false;
+  return {
+    name: zeroShotEngineName(kind),
+    packId: pack.id,
+    languages: pack.languages,
+    sampleRate: info.sampleRate,
+    needsReferenceText: kind === 'tts-zipvoice',
+    async *synthesize(reference, text, o) {
+      if (closed) throw new EngineError(`TTS pack ${pack.id} is closed`);
+      if (o.signal?.aborted) throw new AbortedError();
+      let samples = 0;
+      for await (const piece of streamTts(runner, { kind: 'tts', key, config, text, sid: 0, speed: o.speed, reference }, pack.id, o.signal)) {
+        samples += piece.length;
+        yield piece;
+      }
+      // sherpa answers a reference it cannot use (no words in its transcript, no frames) with
+      // empty audio and a log line, not an error.
+      if (samples === 0 && /[\p{L}\p{N}]/u.test(text)) throw new EngineError(`TTS pack ${pack.id} produced no audio for the clone's reference sample`);
+    },
+    close: async () => {
+      closed = true;
+      runner.unload?.(key);
+    },
+  };
 }

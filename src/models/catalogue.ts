@@ -19,6 +19,11 @@ export interface CatalogueEntry {
   format: 'tar.bz2' | 'tar.gz' | 'file';
   /** For format "file": the file name inside the pack folder. */
   file?: string;
+  /**
+   * Files released apart from the archive that the pack needs in its folder (ZipVoice's vocoder,
+   * vocoder-models/vocos_24khz.onnx): fetched into it by the pull.
+   */
+  extraFiles?: Array<{ url: string; file: string }>;
   /** Download size in bytes, null when unknown. */
   size: number | null;
   /** sha256 of the download, null when unknown. */

@@ -11,7 +11,8 @@
  *     renames the folder to `<modelsDir>/<id>` in one step, so a pack folder is either complete
  *     or absent. A single-file asset (silero_vad.onnx, speaker embeddings) is moved into its folder.
  *
- * Folders starting with "." are ignored by the scanner, so nothing half-done is ever seen as a pack.
+ * The catalogue's extraFiles (released apart from the archive) are fetched into the folder before
+ * that rename. Folders starting with "." are ignored by the scanner, so nothing half-done is ever seen as a pack.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -206,6 +207,10 @@ export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promis
   const tmp = await mkdtemp(path.join(modelsDir, `.unpack-${entry.id}-`));
   try {
     const root = await unpack(entry, file, tmp);
+    for (const extra of entry.extraFiles ?? []) {
+      if (path.basename(extra.file) !== extra.file || extra.file.startsWith('.')) throw new PullError(`${entry.id}: extra file name "${extra.file}" is not a plain file name`);
+      await download({ ...entry, url: extra.url, size: null }, path.join(root, extra.file), opts);
+    }
     const record: PullRecord = {
       catalogueId: entry.id,
       archiveSha256: sha256,

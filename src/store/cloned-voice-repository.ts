@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { PostgresAdapter, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ClonedVoiceTable, Database } from './schema.js';
 
 export type ClonedVoiceRow = Selectable<ClonedVoiceTable>;
@@ -19,6 +19,37 @@ export class ClonedVoiceRepository {
       await trx.insertInto('cloned_voices').values(row).execute();
       if (sample) await trx.insertInto('cloned_voice_samples').values({ voice_id: row.id, sample_rate: sample.sampleRate, pcm: sample.pcm }).execute();
     });
+  }
+
+  /**
+   * Inserts the clone and its sample unless the account already has `limit` clones; false when it
+   * has. The count and the insert are one step for concurrent requests: on PostgreSQL the
+   * account's row is locked (FOR UPDATE) for the transaction, so a second creation for the same
+   * account waits and then counts the first; SQLite runs one write transaction at a time.
+   */
+  async insertWithinLimit(row: NewClonedVoice, sample: StoredSample, limit: number): Promise<boolean> {
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    return this.db.transaction().execute(async (trx) => {
+      if (postgres) await trx.selectFrom('accounts').select('id').where('id', '=', row.account_id).forUpdate().execute();
+      const r = await trx
+        .selectFrom('cloned_voices')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('account_id', '=', row.account_id)
+        .executeTakeFirstOrThrow();
+      if (Number(r.n) >= limit) return false;
+      await trx.insertInto('cloned_voices').values(row).execute();
+      await trx.insertInto('cloned_voice_samples').values({ voice_id: row.id, sample_rate: sample.sampleRate, pcm: sample.pcm }).execute();
+      return true;
+    });
+  }
+
+  /**
+   * Marks creations still `processing` that began before `before` (ISO time) as failed: the node
+   * that ran them stopped before it recorded an outcome. Returns how many.
+   */
+  async failInterrupted(before: string, error: string): Promise<number> {
+    const r = await this.db.updateTable('cloned_voices').set({ status: 'failed', error }).where('status', '=', 'processing').where('created_at', '<', before).executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** Records the outcome of creation (status, engine, profile...). */

@@ -47,9 +47,12 @@ export interface ClonedVoiceTable {
   language: Optional<string>;
   /** What the sample says: the add_voice `transcript`, or Parley's transcription of it. */
   transcript: Optional<string>;
-  /** Engine that speaks the clone: espeak-ng-matched, sherpa-zipvoice or sherpa-pocket. */
+  /** Engine that speaks the clone: espeak-ng-matched, zipvoice or pocket-tts. */
   engine: Optional<string>;
-  /** JSON: that engine's settings (eSpeak variant, pitch, range, rate for espeak-ng-matched). */
+  /**
+   * JSON: that engine's settings (eSpeak variant, pitch, range, rate for espeak-ng-matched; the
+   * pack and the sample's referenceText for a zero-shot engine).
+   */
   engine_settings: Optional<string>;
   /** JSON VoiceProfile of the sample (src/synthesis/voice-profile.ts). */
   profile: Optional<string>;

@@ -4,11 +4,20 @@
  * add_voice: decode (within the size and duration caps) → VAD → at least minSpeechSeconds of
  * speech or 400 → the stretch of at most sampleSeconds with the most speech is kept, as 16-bit
  * PCM in the database (every node can use it) → its profile is measured → the clone is stored as
- * `processing` → the engine is prepared → `completed`, or `failed` with the reason. Everything up
- * to storing is checked before anything is stored, so a bad sample leaves nothing behind.
+ * `processing` (within the account's clone limit, counted and inserted as one step) and the
+ * response goes out → the engine is prepared after the response → `completed`, or `failed` with
+ * the reason. Everything up to storing is checked before anything is stored, so a bad sample
+ * leaves nothing behind. The state lives in the database, so any node lists it; a creation whose
+ * node stopped before it finished is marked failed by the next node that starts
+ * (failInterrupted).
  *
- * The engine is the built-in match (espeak-voice-match.ts). Zero-shot packs (ZipVoice, Pocket
- * TTS), which would condition on the stored sample itself, are not wired in yet.
+ * Engines, best first:
+ *  1. a zero-shot pack (ZipVoice, Pocket TTS) that speaks the clone's language: synthesis
+ *     conditions on the stored sample itself. ZipVoice also needs what the sample says: the
+ *     `transcript` field, else Parley's own transcription of the sample (injected as
+ *     transcribeSample; it is the slow part of a creation, which is why creation finishes after
+ *     the response);
+ *  2. the built-in match (espeak-voice-match.ts): an eSpeak NG voice fitted to the profile.
  *
  * Synthesis reaches a clone through resolve(), which reads it for the requesting account only: a
  * clone of another account is as unknown as one that does not exist, and a deleted clone stops
@@ -19,8 +28,10 @@ import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import { encodeInt16 } from '../audio/encode.js';
 import type { ConcurrencyLimit } from '../audio/concurrency-limit.js';
 import { espeakSampleRate, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
+import type { ZeroShotTts } from '../engines/sherpa-tts.js';
+import type { TtsReference } from '../engines/sherpa-tasks.js';
 import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector } from '../engines/types.js';
-import { AbortedError, InvalidRequestError, OverloadedError, UnsupportedAudioError } from '../errors.js';
+import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError } from '../errors.js';
 import { newId, nowIso } from '../store/ids.js';
 import type { ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
 import { resampleForAnalysis } from '../voice-analysis/analysis-rate.js';
@@ -42,11 +53,26 @@ export interface CloningLimits {
   maxClonesPerAccount: number;
 }
 
-/** Engines one creation uses, held until release(). */
+/** Engines one creation (or one resolve) uses, held until release(). */
 export interface CloningEngines {
   vad?: VoiceActivityDetector;
+  /** Loaded zero-shot packs, in the order of the models dir (the first that speaks a clone's language serves it). */
+  zeroShot: ZeroShotTts[];
   release(): void;
 }
+
+/** What a clone made with a zero-shot pack keeps in engine_settings. */
+interface ZeroShotSettings {
+  pack: string;
+  /** What the sample says (ZipVoice's referenceText). */
+  referenceText?: string;
+}
+
+/** Transcribes a clone's sample (mono, `sampleRate`) in `language`; the text, or '' when nothing was heard. */
+export type TranscribeSample = (samples: Float32Array, sampleRate: number, language: string, signal: AbortSignal) => Promise<string>;
+
+/** A creation still `processing` this long after it began is taken to have lost its node. */
+export const INTERRUPTED_AFTER_MS = 15 * 60_000;
 
 export interface CloneRequest {
   accountId: string;
@@ -70,31 +96,66 @@ export interface VoiceCloningDeps {
   /** Creations at once on this node. */
   concurrency: ConcurrencyLimit;
   ffmpeg?: FfmpegRunner | false;
+  /** Parley's own transcription, for a ZipVoice clone sent without a transcript. */
+  transcribeSample?: TranscribeSample;
+  /** Where failures of the work after the response are reported (the clone shows them as `failed`). */
+  log?: { error(details: object, message: string): void };
   clock?: () => number;
 }
 
 export class VoiceCloningService {
+  /** Creations finishing after their response; close() waits for them. */
+  private readonly pending = new Set<Promise<void>>();
+  /** Aborted by close(): work after the response stops and records `failed`. */
+  private readonly closing = new AbortController();
+
   constructor(private readonly deps: VoiceCloningDeps) {}
 
+  /**
+   * Checks and stores the clone as `processing` and returns it; its engine is prepared after the
+   * return. Throws InvalidRequestError for a bad sample or a full account.
+   */
   async create(request: CloneRequest, signal?: AbortSignal): Promise<ClonedVoiceRow> {
     const { repo, limits } = this.deps;
+    // A quick refusal before the sample is read; the insert counts again, atomically.
     const count = await repo.countForAccount(request.accountId);
-    if (count >= limits.maxClonesPerAccount) {
-      throw new InvalidRequestError(`This account already has ${count} cloned voices, the most it may keep (${limits.maxClonesPerAccount}); delete one first`);
-    }
+    if (count >= limits.maxClonesPerAccount) throw tooManyClones(count, limits.maxClonesPerAccount);
+    if (this.closing.signal.aborted) throw new OverloadedError(5, 'The server is shutting down. Please try again later.');
     const release = await this.deps.concurrency.acquire(signal);
+    let handedOff = false;
     try {
+      const language = request.language ?? 'en';
       const engines = this.deps.engines();
       let prepared: PreparedSample;
+      let zeroShot: ZeroShotTts | undefined;
       try {
         prepared = await this.prepareSample(request, engines, signal);
+        zeroShot = engines.zeroShot.find((e) => e.languages.includes(language));
       } finally {
         engines.release();
       }
-      return await this.store(request, prepared);
+      const row = await this.store(request, prepared);
+      // The slot is held until the engine is prepared, so the work after the response is bounded too.
+      const work = this.finish(row, request, prepared, zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText }).finally(release);
+      handedOff = true;
+      this.pending.add(work);
+      void work.finally(() => this.pending.delete(work));
+      return row;
     } finally {
-      release();
+      if (!handedOff) release();
     }
+  }
+
+  /** Stops work after responses (those clones record `failed`) and waits until every one has recorded its outcome. */
+  async close(): Promise<void> {
+    this.closing.abort();
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Marks creations that lost their node (still `processing` after INTERRUPTED_AFTER_MS) as failed. */
+  async failInterrupted(): Promise<number> {
+    const before = nowIso(() => (this.deps.clock ?? Date.now)() - INTERRUPTED_AFTER_MS);
+    return this.deps.repo.failInterrupted(before, 'creation was interrupted: the server creating the clone stopped before it finished');
   }
 
   /** The clone `voiceId` of `accountId` as a voice synthesis can use; undefined when the account has none such. */
@@ -113,7 +174,19 @@ export class VoiceCloningService {
       const voice = cloneVoice(row, language, profile, espeakSampleRate);
       return { voice, engine: matchedEngine(this.deps.espeak, settings, voice) };
     }
-    throw new InvalidRequestError(`Cloned voice ${voiceId} needs engine ${row.engine}, which this server does not have`);
+    const engines = this.deps.engines();
+    try {
+      const zeroShot = engines.zeroShot.find((e) => e.name === row.engine);
+      if (!zeroShot) throw new InvalidRequestError(`Cloned voice ${voiceId} needs engine ${row.engine}, which this server does not have`);
+      const sample = await this.deps.repo.findSample(accountId, voiceId);
+      if (!sample) return undefined;
+      const settings = parseJson<ZeroShotSettings>(row.engine_settings);
+      const reference: TtsReference = { samples: decodeInt16(sample.pcm), sampleRate: sample.sampleRate, ...(settings?.referenceText ? { text: settings.referenceText } : {}) };
+      const voice = cloneVoice(row, language, profile, zeroShot.sampleRate);
+      return { voice, engine: zeroShotEngine(zeroShot, reference, voice) };
+    } finally {
+      engines.release();
+    }
   }
 
   private async prepareSample(request: CloneRequest, engines: CloningEngines, signal?: AbortSignal): Promise<PreparedSample> {
@@ -154,41 +227,72 @@ export class VoiceCloningService {
     return { samples, profile };
   }
 
-  /**
-   * Stores the clone with its sample, then prepares its engine. From here on the work is bounded
-   * and no longer tied to the client: a client that goes away still finds the clone completed.
-   */
+  /** Stores the clone, `processing`, with its sample: 400 when the account is full by now. */
   private async store(request: CloneRequest, prepared: PreparedSample): Promise<ClonedVoiceRow> {
+    const { repo, limits } = this.deps;
+    const row: ClonedVoiceRow = {
+      id: newId('voice', 10),
+      account_id: request.accountId,
+      display_name: request.displayName,
+      accent: request.accent ?? '',
+      tags: JSON.stringify(request.tags),
+      model: request.model,
+      status: 'processing',
+      created_at: nowIso(this.deps.clock),
+      reference_path: null,
+      description: request.description ?? null,
+      language: request.language ?? 'en',
+      transcript: request.transcript ?? null,
+      engine: null,
+      engine_settings: null,
+      profile: JSON.stringify(prepared.profile),
+      error: null,
+    };
+    const stored = await repo.insertWithinLimit(row, { sampleRate: SAMPLE_RATE, pcm: encodeInt16(prepared.samples) }, limits.maxClonesPerAccount);
+    if (!stored) throw tooManyClones(limits.maxClonesPerAccount, limits.maxClonesPerAccount);
+    return row;
+  }
+
+  /**
+   * Prepares the clone's engine and records `completed` or `failed`. Runs after the response, no
+   * longer tied to the client: a client that went away still finds its clone finished.
+   */
+  private async finish(row: ClonedVoiceRow, request: CloneRequest, prepared: PreparedSample, zeroShot?: { name: string; pack: string; needsText: boolean }): Promise<void> {
     const { repo } = this.deps;
-    const id = newId('voice', 10);
-    const language = request.language ?? 'en';
-    await repo.insert(
-      {
-        id,
-        account_id: request.accountId,
-        display_name: request.displayName,
-        accent: request.accent ?? '',
-        tags: JSON.stringify(request.tags),
-        model: request.model,
-        status: 'processing',
-        created_at: nowIso(this.deps.clock),
-        reference_path: null,
-        description: request.description ?? null,
-        language,
-        transcript: request.transcript ?? null,
-        profile: JSON.stringify(prepared.profile),
-      },
-      { sampleRate: SAMPLE_RATE, pcm: encodeInt16(prepared.samples) },
-    );
+    const signal = this.closing.signal;
+    const language = row.language ?? 'en';
     try {
-      const settings = await fitEspeakVoice(this.deps.espeak, prepared.profile, language);
-      await repo.update(id, { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) });
+      if (zeroShot) {
+        let referenceText = request.transcript?.trim() || undefined;
+        if (!referenceText && zeroShot.needsText) {
+          if (!this.deps.transcribeSample) throw new InvalidRequestError(`${zeroShot.name} needs what the sample says: send it in the transcript field`);
+          const heard = await this.deps.transcribeSample(prepared.samples, SAMPLE_RATE, language, signal).catch((err: unknown) => {
+            if (signal.aborted || !(err instanceof ParleyError)) throw err;
+            throw new InvalidRequestError(`the sample could not be transcribed (${err.message}): send what it says in the transcript field`);
+          });
+          referenceText = heard.trim() || undefined;
+          if (!referenceText) throw new InvalidRequestError('no words were recognised in the sample: send what it says in the transcript field');
+        }
+        const settings: ZeroShotSettings = { pack: zeroShot.pack, ...(referenceText ? { referenceText } : {}) };
+        await repo.update(row.id, { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null });
+      } else {
+        const settings = await fitEspeakVoice(this.deps.espeak, prepared.profile, language);
+        if (signal.aborted) throw new AbortedError();
+        await repo.update(row.id, { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) });
+      }
     } catch (err) {
-      await repo.update(id, { status: 'failed', error: `the voice could not be prepared: ${(err as Error).message}` });
+      // Parley's own errors say what went wrong in words a client can act on; anything else is logged, not shown.
+      const reason = signal.aborted ? 'the server shut down before the voice was ready' : err instanceof ParleyError ? err.message : 'an internal error (logged on the server)';
+      await repo
+        .update(row.id, { status: 'failed', error: `the voice could not be prepared: ${reason}` })
+        .catch((updateError: unknown) => this.deps.log?.error({ err: updateError, voiceId: row.id }, 'recording a failed voice clone failed'));
+      this.deps.log?.error({ err, voiceId: row.id }, 'voice clone creation failed');
     }
-    return (await repo.findForAccount(request.accountId, id))!;
   }
 }
+
+const tooManyClones = (count: number, limit: number) =>
+  new InvalidRequestError(`This account already has ${count} cloned voices, the most it may keep (${limit}); delete one first`);
 
 interface PreparedSample {
   /** The stored stretch, mono at SAMPLE_RATE. */
@@ -224,6 +328,25 @@ function matchedEngine(espeak: EspeakNgTts, settings: MatchedEspeakSettings, voi
       ),
     close: async () => undefined,
   };
+}
+
+/** A zero-shot pack speaking in the voice of a clone's sample. */
+function zeroShotEngine(tts: ZeroShotTts, reference: TtsReference, voice: Voice): TtsEngine {
+  return {
+    name: tts.name,
+    listVoices: () => [voice],
+    synthesize: (_voice, text, options) => tts.synthesize(reference, text, options),
+    ...(tts.hold ? { hold: () => tts.hold!() } : {}),
+    close: async () => undefined,
+  };
+}
+
+/** Stored 16-bit little-endian PCM as samples. */
+function decodeInt16(pcm: Uint8Array): Float32Array {
+  const view = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const out = new Float32Array(pcm.byteLength >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(i * 2, true) / 32768;
+  return out;
 }
 
 function clipSpans(spans: TimeSpan[], from: number, to: number): TimeSpan[] {

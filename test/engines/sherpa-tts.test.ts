@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { InferenceCore } from '../../src/engines/inference-core.js';
 import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
-import { buildOfflineTtsConfig, buildPackVoices, createSherpaTtsEngine } from '../../src/engines/sherpa-tts.js';
+import { buildOfflineTtsConfig, buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from '../../src/engines/sherpa-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
@@ -259,5 +259,71 @@ describe('Kokoro packs', () => {
         ['kokoro-multi-lang-v1_0-3', 'en+zh'],
       ],
     );
+  });
+});
+
+describe('zero-shot packs', () => {
+  const zipvoiceDir = join(modelsDir, 'fake-zipvoice-envelope-24k');
+  const zipvoice: ModelPack = {
+    id: 'fake-zipvoice-envelope-24k',
+    dir: zipvoiceDir,
+    kind: 'tts-zipvoice',
+    files: {
+      encoder: join(zipvoiceDir, 'encoder.onnx'),
+      decoder: join(zipvoiceDir, 'decoder.onnx'),
+      vocoder: join(zipvoiceDir, 'vocos_24khz.onnx'),
+      tokens: join(zipvoiceDir, 'tokens.txt'),
+      lexicon: join(zipvoiceDir, 'lexicon.txt'),
+    },
+    languages: ['en'],
+    voices: [],
+    metadata: {},
+  };
+  let core: InferenceCore;
+  before(() => {
+    core = new InferenceCore({ workers: 1 });
+  });
+  after(() => core.close());
+
+  it('builds the ZipVoice config with upstream defaults and the shared espeak-ng-data, and the Pocket TTS config', () => {
+    const config = buildOfflineTtsConfig(zipvoice, { espeakDataDir: '/data/espeak' });
+    assert.deepEqual(config.model.zipvoice, {
+      ...zipvoice.files,
+      dataDir: '/data/espeak',
+      featScale: 0.1,
+      tShift: 0.5,
+      targetRms: 0.1,
+      guidanceScale: 1,
+    });
+    const own = buildOfflineTtsConfig({ ...zipvoice, files: { ...zipvoice.files, dataDir: '/pack/espeak-ng-data' } });
+    assert.equal(own.model.zipvoice?.dataDir, '/pack/espeak-ng-data');
+    const { lexicon: _, ...noLexicon } = zipvoice.files;
+    assert.throws(() => buildOfflineTtsConfig({ ...zipvoice, files: noLexicon }), /has no "lexicon" file/);
+
+    const pocketFiles = { lmFlow: '/p/lm_flow.int8.onnx', lmMain: '/p/lm_main.int8.onnx', encoder: '/p/encoder.onnx', decoder: '/p/decoder.int8.onnx', textConditioner: '/p/text_conditioner.onnx', vocabJson: '/p/vocab.json', tokenScoresJson: '/p/token_scores.json' };
+    const pocket = buildOfflineTtsConfig({ ...zipvoice, id: 'pocket', kind: 'tts-pocket', files: pocketFiles });
+    assert.deepEqual(pocket.model.pocket, pocketFiles);
+    assert.equal(pocket.maxNumSentences, 1);
+  });
+
+  it('speaks in the voice of each request’s reference sample', async () => {
+    const engine = await createZeroShotTtsEngine(core, zipvoice);
+    assert.deepEqual([engine.name, engine.sampleRate, engine.needsReferenceText], ['zipvoice', 24000, true]);
+    await assert.rejects(createSherpaTtsEngine(core, [zipvoice]), /not a TTS pack/);
+    const tone = (hz: number) => {
+      const samples = new Float32Array(16000 * 2);
+      for (let i = 0; i < samples.length; i++) samples[i] = 0.3 * Math.sin((2 * Math.PI * hz * i) / 16000);
+      return { samples, sampleRate: 16000, text: 'Hello.' };
+    };
+    const low = join32(await collect(engine.synthesize(tone(200), threeSentences, { speed: 1 })));
+    const high = join32(await collect(engine.synthesize(tone(400), threeSentences, { speed: 1 })));
+    assert.ok(low.length > 24000, 'more than a second of audio');
+    const ratio = meanFrequency(high, 24000) / meanFrequency(low, 24000);
+    assert.ok(Math.abs(ratio - 2) < 0.2, `a reference an octave higher speaks ${ratio.toFixed(2)} times higher`);
+    const faster = join32(await collect(engine.synthesize(tone(200), threeSentences, { speed: 2 })));
+    assert.ok(faster.length < low.length * 0.6, 'speed shortens it');
+    // A reference whose words give no tokens makes sherpa answer with silence: an error here.
+    await assert.rejects(collect(engine.synthesize({ ...tone(200), text: '' }, 'Hello there.', { speed: 1 })), /produced no audio/);
+    await engine.close();
   });
 });

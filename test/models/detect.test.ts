@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -111,6 +111,13 @@ describe('scanModelPacks', () => {
     make('matcha-icefall-en_US-ljspeech', ['model-steps-3.onnx', 'vocos-22khz-univ.onnx', 'tokens.txt'], ['espeak-ng-data']);
     make('vits-piper-de_DE-thorsten-medium', ['de_DE-thorsten-medium.onnx', 'tokens.txt'], ['espeak-ng-data']);
     make('sherpa-onnx-ced-mini-audio-tagging-2024-04-19', ['model.onnx', 'model.int8.onnx', 'class_labels_indices.csv']);
+    // ZipVoice as upstream's archive unpacks, with the separately released vocoder beside it (the pull puts it there).
+    make('sherpa-onnx-zipvoice-distill-int8-zh-en-emilia', ['encoder.int8.onnx', 'decoder.int8.onnx', 'tokens.txt', 'lexicon.txt', 'vocos_24khz.onnx'], ['espeak-ng-data', 'test_wavs']);
+    make(
+      'sherpa-onnx-pocket-tts-int8-2026-01-26',
+      ['lm_flow.int8.onnx', 'lm_main.int8.onnx', 'encoder.onnx', 'decoder.int8.onnx', 'text_conditioner.onnx', 'vocab.json', 'token_scores.json'],
+      ['test_wavs'],
+    );
 
     const { packs, problems } = await scanModelPacks(dir);
     assert.deepEqual(problems, []);
@@ -165,6 +172,32 @@ describe('scanModelPacks', () => {
     assert.equal(ced.kind, 'audio-tagging');
     assert.equal(base(ced.files.model), 'model.int8.onnx');
     assert.equal(base(ced.files.labels), 'class_labels_indices.csv');
+    const zipvoice = byId.get('sherpa-onnx-zipvoice-distill-int8-zh-en-emilia')!;
+    assert.equal(zipvoice.kind, 'tts-zipvoice');
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(zipvoice.files).map(([role, file]) => [role, base(file)])),
+      { encoder: 'encoder.int8.onnx', decoder: 'decoder.int8.onnx', vocoder: 'vocos_24khz.onnx', tokens: 'tokens.txt', lexicon: 'lexicon.txt', dataDir: 'espeak-ng-data' },
+    );
+    assert.deepEqual(zipvoice.languages, ['zh', 'en']);
+    const pocket = byId.get('sherpa-onnx-pocket-tts-int8-2026-01-26')!;
+    assert.equal(pocket.kind, 'tts-pocket');
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(pocket.files).map(([role, file]) => [role, base(file)])),
+      {
+        vocabJson: 'vocab.json',
+        tokenScoresJson: 'token_scores.json',
+        lmFlow: 'lm_flow.int8.onnx',
+        lmMain: 'lm_main.int8.onnx',
+        encoder: 'encoder.onnx',
+        decoder: 'decoder.int8.onnx',
+        textConditioner: 'text_conditioner.onnx',
+      },
+    );
+
+    // ZipVoice without its vocoder is a problem that says where the vocoder comes from.
+    rmSync(path.join(dir, 'sherpa-onnx-zipvoice-distill-int8-zh-en-emilia', 'vocos_24khz.onnx'));
+    const again = await scanModelPacks(dir);
+    assert.match(again.problems.find((p) => p.id === 'sherpa-onnx-zipvoice-distill-int8-zh-en-emilia')?.reason ?? '', /without a vocoder: put vocos_24khz\.onnx/);
   });
 
   it('maps language names and codes', () => {

@@ -140,6 +140,28 @@ describe('pullPack', () => {
     await assert.rejects(pullPack(entry, { modelsDir }), /already installed/);
   });
 
+  it("fetches a pack's separately released files into its folder (ZipVoice's vocoder)", async () => {
+    const modelsDir = tmp('parley-pull-');
+    const id = 'sherpa-onnx-zipvoice-fixture';
+    const work = tmp('parley-archive-');
+    cpSync(sharedModel('fake-zipvoice-envelope-24k'), path.join(work, id), { recursive: true, filter: (src) => !src.endsWith('vocos_24khz.onnx') });
+    execFileSync('tar', ['-cjf', path.join(work, 'a.tar.bz2'), '-C', work, id]);
+    const vocoder = readFileSync(path.join(sharedModel('fake-zipvoice-envelope-24k'), 'vocos_24khz.onnx'));
+    server.files.set('/vocos_24khz.onnx', vocoder);
+    const entry = entryFor(server, id, readFileSync(path.join(work, 'a.tar.bz2')), {
+      kind: 'tts-zipvoice',
+      voices: [],
+      extraFiles: [{ url: `${server.url}/vocos_24khz.onnx`, file: 'vocos_24khz.onnx' }],
+    });
+    const result = await pullPack(entry, { modelsDir });
+    assert.deepEqual(readFileSync(path.join(result.dir, 'vocos_24khz.onnx')), vocoder);
+    const { packs, problems } = await scanModelPacks(modelsDir);
+    assert.deepEqual(problems, []);
+    assert.equal(packs[0]!.kind, 'tts-zipvoice');
+    assert.equal(path.basename(packs[0]!.files.vocoder!), 'vocos_24khz.onnx');
+    assert.deepEqual(readdirSync(modelsDir), [id]);
+  });
+
   it('resumes a download cut mid-body with a Range request', async () => {
     const modelsDir = tmp('parley-pull-');
     const archive = makeArchive('vits-piper-en_US-resume-low');
@@ -221,7 +243,13 @@ describe('catalogue', () => {
       assert.ok(e.size === null || e.size > 0);
       if (e.format === 'file') assert.ok(e.file, `${e.id} file name`);
       else assert.ok(e.url.endsWith(`/${e.id}.${e.format}`), `${e.id}: archive named like the pack`);
-      if (e.kind.startsWith('tts-')) assert.ok((e.voices ?? []).length > 0, `${e.id} voices`);
+      // Zero-shot packs have no voices of their own: voice clones speak through them.
+      const zeroShot = e.kind === 'tts-zipvoice' || e.kind === 'tts-pocket';
+      if (e.kind.startsWith('tts-') && !zeroShot) assert.ok((e.voices ?? []).length > 0, `${e.id} voices`);
+      for (const extra of e.extraFiles ?? []) {
+        assert.match(extra.url, /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/[a-z-]+\/[^/]+$/, `${e.id} extra file`);
+        assert.equal(path.basename(extra.file), extra.file);
+      }
     }
     // Telugu is not in the list: sherpa-onnx publishes no Piper voice for it.
     for (const lang of ['en', 'hi', 'es', 'fr', 'de', 'it', 'nl', 'pl', 'ru', 'sv', 'ar', 'ml']) {

@@ -125,6 +125,19 @@ describe('verifyPacks', () => {
     assert.match(verdicts[0]!.reason!, /sha256 of model\.onnx is ae9999f7.*expected 0000/);
   });
 
+  it('test-loads the zero-shot fixtures in a child: sherpa speaks a word in the voice of a reference sample', async () => {
+    const { packs, problems } = await scanModelPacks(modelsDirWith(['fake-pocket-tts-tone-24k', 'fake-zipvoice-envelope-24k']));
+    assert.deepEqual(problems, []);
+    assert.deepEqual(packs.map((p) => p.kind), ['tts-pocket', 'tts-zipvoice']);
+    const { usable, skipped } = await verifyPacks(packs, { cacheDir: tmp('parley-verdicts-'), espeakDataDir });
+    assert.deepEqual(skipped.map((s) => s.reason), []);
+    assert.equal(usable.length, 2);
+    for (const verdict of await verifyPackVerdicts(packs, { cacheDir: tmp('parley-verdicts-'), espeakDataDir })) {
+      assert.equal(verdict.info?.sampleRate, 24000);
+      assert.ok(Number(verdict.info?.samples) > 0);
+    }
+  });
+
   it('verdictCacheDir lives in the data dir', () => {
     assert.equal(verdictCacheDir('/var/lib/parley'), path.join('/var/lib/parley', 'model-verdicts'));
   });

@@ -28,6 +28,8 @@ const ClonedVoiceBody = Type.Object({
   language: Type.Optional(Type.String()),
   /** Which engine speaks it: espeak-ng-matched (the built-in match) or a zero-shot pack's. */
   engine: Type.Optional(Type.String()),
+  /** Why creation failed (status `failed`). */
+  error: Type.Optional(Type.String()),
   /** The sample's measured voice (src/synthesis/voice-profile.ts). */
   profile: Type.Optional(
     Type.Object({
@@ -85,6 +87,7 @@ export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedV
             ...(r.description ? { description: r.description } : {}),
             ...(r.language ? { language: r.language } : {}),
             ...(r.engine ? { engine: r.engine } : {}),
+            ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
             ...(r.profile ? { profile: JSON.parse(r.profile) as object } : {}),
           })),
         };

@@ -13,12 +13,14 @@ import { moonshine } from './moonshine.js';
 import { nemo } from './nemo.js';
 import { paraformer } from './paraformer.js';
 import { piperVits } from './piper-vits.js';
+import { pocket } from './pocket.js';
 import { segmentation } from './segmentation.js';
 import { senseVoice } from './sense-voice.js';
 import { sileroVad } from './silero-vad.js';
 import { speakerEmbedding } from './speaker-embedding.js';
 import { whisper } from './whisper.js';
 import { zipformer } from './zipformer.js';
+import { zipvoice } from './zipvoice.js';
 
 export const MODEL_FAMILIES: readonly ModelFamily[] = [
   // Told apart by a file of their own.
@@ -26,6 +28,9 @@ export const MODEL_FAMILIES: readonly ModelFamily[] = [
   sileroVad,
   whisper,
   moonshine,
+  // Zero-shot TTS: by name, metadata or files of their own, before the encoder/decoder families.
+  zipvoice,
+  pocket,
   // Encoder/decoder/joiner: NeMo by name or metadata, the rest are icefall transducers.
   nemo,
   zipformer,

@@ -12,6 +12,19 @@ export async function ttsTestLoad(pack: ModelPack, context: TestLoadContext): Pr
   return { numSpeakers: tts.numSpeakers, sampleRate: tts.sampleRate, samples: audio.samples.length };
 }
 
+/** A zero-shot pack says one word in the voice of a second of quiet noise (what matters is that every graph runs). */
+export async function zeroShotTestLoad(pack: ModelPack, context: TestLoadContext): Promise<Record<string, unknown>> {
+  const tts = await loadSherpaOnnx().OfflineTts.createAsync(buildOfflineTtsConfig(pack, { espeakDataDir: context.espeakDataDir }));
+  const audio = await tts.generateAsync({
+    text: 'Hi.',
+    sid: 0,
+    speed: 1,
+    generationConfig: { referenceAudio: testAudio(), referenceSampleRate: TEST_SAMPLE_RATE, referenceText: 'Hello.' },
+  });
+  if (audio.samples.length === 0) throw new Error('the pack produced no audio from a reference sample');
+  return { numSpeakers: tts.numSpeakers, sampleRate: tts.sampleRate, samples: audio.samples.length };
+}
+
 export async function offlineAsrTestLoad(pack: ModelPack): Promise<Record<string, unknown>> {
   const sherpa = loadSherpaOnnx();
   const recognizer = new sherpa.OfflineRecognizer(buildOfflineRecognizerConfig(pack));

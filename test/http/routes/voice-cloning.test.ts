@@ -12,6 +12,7 @@ import { measurePitch, semitonesBetween } from '../../../src/synthesis/voice-pro
 import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
+import { settledClone } from './voice-cloning-helpers.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 
@@ -106,9 +107,10 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', { skip: NEEDS }, () => {
       assert.match(body.data.voiceId, /^voice_[0-9A-Za-z]{10}$/);
       assert.deepEqual(
         { ...body.data, voiceId: undefined, createdAt: undefined },
-        { voiceId: undefined, displayName: `Reader (${gender})`, model, status: 'completed', language: 'en', createdAt: undefined },
+        { voiceId: undefined, displayName: `Reader (${gender})`, model, status: 'processing', language: 'en', createdAt: undefined },
       );
       assert.ok(Math.abs(Date.parse(body.data.createdAt) - Date.now()) < 120_000);
+      assert.equal((await settledClone(s, body.data.voiceId)).status, 'completed');
       clones[gender] = { voiceId: body.data.voiceId, samplePitch: await medianF0(sample.bytes, 'audio/wav') };
     }
   });
