@@ -1,7 +1,7 @@
 /**
  * Voice cloning through real HTTP (issue 16): add_voice from corpus samples of a woman and a man,
  * the clones speaking on every generation, the built-in match's pitch against its sample, the
- * 400s, privacy between accounts, and delete.
+ * 400s, privacy between accounts (REST and WebSocket), and delete.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { measurePitch, semitonesBetween } from '../../../src/synthesis/voice-pro
 import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
+import { connect, wsUrl } from '../../helpers/websocket.js';
 import { settledClone } from './voice-cloning-helpers.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
@@ -165,6 +166,39 @@ describe('POST /api/v1/{tts-large,tts-v3.1}/add_voice', { skip: NEEDS }, () => {
     }
     // Clearly higher: at least 5 semitones (a fourth) between the medians.
     assert.ok(semitonesBetween(spoken.female![0]!, spoken.male![0]!) >= 5, `woman ${spoken.female![0]} Hz, man ${spoken.male![0]} Hz`);
+  });
+
+  it('each clone speaks on the tts-v3.1 WebSocket at its pitch; on another account\'s socket it is an error and the socket goes on', async () => {
+    const url = wsUrl(s.url, '/api/v1/tts-v3.1/get_speech/stream');
+    const owner = await connect(url, { authorization: `Bearer ${s.key}` });
+    try {
+      for (const gender of ['female', 'male'] as const) {
+        const { voiceId, samplePitch } = clones[gender];
+        owner.send({ request_id: gender, voice_id: voiceId, text: TEXT, sample_rate: 24000 });
+        const messages = await owner.until((all) => all.some((m) => m.request_id === gender && (m.status === 'complete' || m.status === 'error')), 60_000);
+        const mine = messages.filter((m) => m.request_id === gender);
+        assert.equal(mine.at(-1).status, 'complete', JSON.stringify(mine.at(-1)));
+        const pcm = Buffer.concat(mine.filter((m) => m.status === 'chunk').map((m) => Buffer.from(m.data.audio, 'base64')));
+        assert.ok(pcm.length > 24000 * 2, 'more than a second of audio');
+        const f0 = await medianF0(pcm, 'audio/pcm;rate=24000');
+        assert.ok(Math.abs(semitonesBetween(f0, samplePitch)) <= 2, `${gender} clone speaks at ${f0.toFixed(1)} Hz over the socket, its sample at ${samplePitch.toFixed(1)} Hz`);
+      }
+    } finally {
+      owner.close();
+    }
+
+    const other = await connect(url, { authorization: `Bearer ${otherKey}` });
+    try {
+      other.send({ request_id: 'theirs', voice_id: clones.female.voiceId, text: TEXT });
+      await other.until((all) => all.some((m) => m.request_id === 'theirs'));
+      const refused = other.messages.find((m) => m.request_id === 'theirs');
+      assert.equal(refused.status, 'error');
+      assert.match(refused.message, new RegExp(`voice_id "${clones.female.voiceId}" is not a voice of tts-v3.1`));
+      other.send({ request_id: 'builtin', voice_id: 'espeak-en-us-female', text: 'Still here.' });
+      await other.until((all) => all.some((m) => m.request_id === 'builtin' && m.status === 'complete'));
+    } finally {
+      other.close();
+    }
   });
 
   it('answers 400 naming the problem, and stores nothing', async () => {
