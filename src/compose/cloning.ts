@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { EspeakNgTts } from '../engines/espeak-ng-tts.js';
 import type { InstalledModels } from '../models/installed-models.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
-import { VoiceCloningService, type TranscribeSample } from '../synthesis/voice-cloning.js';
+import { VoiceCloningService, type TranscribeSample, type VoiceCloningDeps } from '../synthesis/voice-cloning.js';
 import type { Transcribe } from '../transcription/types.js';
 
 export function buildVoiceCloning(
@@ -23,7 +23,7 @@ export function buildVoiceCloning(
     models: Pick<InstalledModels, 'acquire'>;
     ffmpeg: FfmpegRunner | false;
     transcribe?: Transcribe;
-    log?: { error(details: object, message: string): void };
+    log?: VoiceCloningDeps['log'];
   },
 ): VoiceCloningService {
   const { cloning: settings } = config;

@@ -99,7 +99,7 @@ export interface VoiceCloningDeps {
   /** Parley's own transcription, for a ZipVoice clone sent without a transcript. */
   transcribeSample?: TranscribeSample;
   /** Where failures of the work after the response are reported (the clone shows them as `failed`). */
-  log?: { error(details: object, message: string): void };
+  log?: { error(details: object, message: string): void; info(details: object, message: string): void };
   clock?: () => number;
 }
 
@@ -286,7 +286,9 @@ export class VoiceCloningService {
       await repo
         .update(row.id, { status: 'failed', error: `the voice could not be prepared: ${reason}` })
         .catch((updateError: unknown) => this.deps.log?.error({ err: updateError, voiceId: row.id }, 'recording a failed voice clone failed'));
-      this.deps.log?.error({ err, voiceId: row.id }, 'voice clone creation failed');
+      // A sample the engines cannot use (a 4xx) is the client's to fix, not the operator's.
+      if (err instanceof ParleyError && err.status < 500) this.deps.log?.info({ reason: err.message, voiceId: row.id }, 'voice clone creation failed');
+      else this.deps.log?.error({ err, voiceId: row.id }, 'voice clone creation failed');
     }
   }
 }

@@ -19,6 +19,7 @@ import { powerSpectrum } from '../../../src/voice-analysis/fft.js';
 import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
+import { connect, wsUrl } from '../../helpers/websocket.js';
 import { settledClone } from './voice-cloning-helpers.js';
 
 const ZIPVOICE = 'fake-zipvoice-envelope-24k';
@@ -177,8 +178,10 @@ describe('voice cloning with a zero-shot pack (ZipVoice fixture)', { skip: NEEDS
     clones.transcribed = body.data.voiceId;
   });
 
-  it('speaks through tts-large stream and tts-v2/tts-v3.1 get_speech, in the voice of its stored sample', async (t) => {
+  it('speaks through tts-large stream, tts-v2/tts-v3.1 get_speech and the tts-v3.1 WebSocket, in the voice of its stored sample', async (t) => {
     const spoken: Record<string, Float32Array[]> = {};
+    const socket = await connect(wsUrl(s.url, '/api/v1/tts-v3.1/get_speech/stream'), { authorization: `Bearer ${s.key}` });
+    t.after(() => socket.close());
     for (const name of ['plain', 'raised', 'transcribed'] as const) {
       const voiceId = clones[name];
       spoken[name] = [];
@@ -200,8 +203,15 @@ describe('voice cloning with a zero-shot pack (ZipVoice fixture)', { skip: NEEDS
         assert.ok(wav.samples.length > 12000, 'more than half a second of audio');
         spoken[name]!.push(wav.samples);
       }
+      socket.send({ request_id: name, voice_id: voiceId, text: TEXT, sample_rate: 24000 });
+      await socket.until((all) => all.some((m) => m.request_id === name && (m.status === 'complete' || m.status === 'error')), 60_000);
+      const messages = socket.messages.filter((m) => m.request_id === name);
+      assert.equal(messages.at(-1).status, 'complete', JSON.stringify(messages.at(-1)));
+      const socketPcm = Buffer.concat(messages.filter((m) => m.status === 'chunk').map((m) => Buffer.from(m.data.audio, 'base64')));
+      assert.ok(socketPcm.length > 24000 * 2 * 0.5, 'more than half a second of audio over the socket');
+      spoken[name]!.push(Float32Array.from({ length: socketPcm.length / 2 }, (_, k) => socketPcm.readInt16LE(k * 2) / 32768));
     }
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       // Same speech, one sample 1.25 times higher: only the reference differs between the clones.
       const raisedBy = envelopeScale(spoken.plain![i]!, spoken.raised![i]!, 24000);
       const sameAs = envelopeScale(spoken.plain![i]!, spoken.transcribed![i]!, 24000);
