@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     forceCloseConnections: 'idle',
     ...httpServerOptions(config.http),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
-    maxParamLength: MAX_PATH_PARAM_CHARS,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_CHARS },
     // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
     frameworkErrors: (err, request, reply) => {
       reply.header('X-Request-Id', request.id);
