@@ -46,6 +46,14 @@ export function encodeInt16(samples: Float32Array): Uint8Array {
   return out;
 }
 
+/** int16 little-endian bytes (encodeInt16's output, a stored sample) back to float samples. */
+export function decodeInt16(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float32Array(bytes.byteLength >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(i * 2, true) / 32768;
+  return out;
+}
+
 function toInt16(sample: number): number {
   const v = sample > 1 ? 32767 : sample < -1 ? -32767 : sample * 32767;
   // NaN fails both comparisons and `| 0` turns it into 0.

@@ -25,7 +25,7 @@
  */
 import { decodeAudio } from '../audio/decode.js';
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
-import { encodeInt16 } from '../audio/encode.js';
+import { decodeInt16, encodeInt16 } from '../audio/encode.js';
 import type { ConcurrencyLimit } from '../audio/concurrency-limit.js';
 import { espeakSampleRate, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
 import type { ZeroShotTts } from '../engines/sherpa-tts.js';
@@ -341,14 +341,6 @@ function zeroShotEngine(tts: ZeroShotTts, reference: TtsReference, voice: Voice)
     ...(tts.hold ? { hold: () => tts.hold!() } : {}),
     close: async () => undefined,
   };
-}
-
-/** Stored 16-bit little-endian PCM as samples. */
-function decodeInt16(pcm: Uint8Array): Float32Array {
-  const view = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  const out = new Float32Array(pcm.byteLength >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(i * 2, true) / 32768;
-  return out;
 }
 
 function clipSpans(spans: TimeSpan[], from: number, to: number): TimeSpan[] {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { ByteChunker } from '../../src/audio/chunk.js';
 import { decodeAudio } from '../../src/audio/decode.js';
-import { createEncoder, createFileEncoder, mp3SampleRateFor, type AudioEncoder } from '../../src/audio/encode.js';
+import { createEncoder, createFileEncoder, decodeInt16, encodeInt16, mp3SampleRateFor, type AudioEncoder } from '../../src/audio/encode.js';
 import { decodeMuLaw } from '../../src/audio/g711.js';
 import type { OutputFormat } from '../../src/audio/pcm.js';
 import { parseWav } from '../../src/audio/wav.js';
@@ -221,5 +221,20 @@ describe('createFileEncoder (/get_speech)', () => {
     assert.equal(a.length, b.length);
     for (let i = 0; i < a.length; i++) maxDiff = Math.max(maxDiff, Math.abs(a[i] - b[i]));
     assert.ok(maxDiff <= 1, `int16 conversion differs from ffmpeg by ${maxDiff}`);
+  });
+});
+
+describe('encodeInt16 / decodeInt16 (stored clone samples)', () => {
+  test('round-trips within one int16 step, little-endian, from an unaligned view', () => {
+    const signal = twoTone(16000, 0.25);
+    const bytes = encodeInt16(signal);
+    assert.equal(bytes.length, signal.length * 2);
+    // A sample read back from a database row may sit at an odd offset of a larger buffer.
+    const padded = new Uint8Array(bytes.length + 1);
+    padded.set(bytes, 1);
+    const back = decodeInt16(padded.subarray(1));
+    assert.equal(back.length, signal.length);
+    for (let i = 0; i < signal.length; i++) assert.ok(Math.abs(back[i]! - signal[i]!) <= 1 / 16384, `sample ${i}: ${signal[i]} → ${back[i]}`);
+    assert.deepEqual([...decodeInt16(Uint8Array.of(0x00, 0x80, 0xff, 0x7f))], [-1, 32767 / 32768]);
   });
 });
