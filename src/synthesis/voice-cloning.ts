@@ -267,7 +267,8 @@ export class VoiceCloningService {
         if (!referenceText && zeroShot.needsText) {
           if (!this.deps.transcribeSample) throw new InvalidRequestError(`${zeroShot.name} needs what the sample says: send it in the transcript field`);
           const heard = await this.deps.transcribeSample(prepared.samples, SAMPLE_RATE, language, signal).catch((err: unknown) => {
-            if (signal.aborted || !(err instanceof ParleyError)) throw err;
+            // A server-side failure (inference restarting, 503) stays one: the client may simply try again.
+            if (signal.aborted || !(err instanceof ParleyError) || err.status >= 500) throw err;
             throw new InvalidRequestError(`the sample could not be transcribed (${err.message}): send what it says in the transcript field`);
           });
           referenceText = heard.trim() || undefined;
