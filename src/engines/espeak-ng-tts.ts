@@ -184,7 +184,7 @@ class EspeakWorker {
     // A rejection before anyone awaits `ready` must not become an unhandled rejection.
     this.ready.catch(() => {});
     // An idle worker must not keep the process alive (e.g. a CLI command that forgot close()).
-    this.ready.then(() => this.worker.unref(), () => {});
+    this.ready.then(() => this.dead || this.worker.unref(), () => {});
   }
 
   get busy(): boolean {
@@ -221,7 +221,9 @@ class EspeakWorker {
       if (reply.type === 'error') channel.error = new EngineError(`eSpeak NG failed: ${reply.message}`);
       channel.finished = true;
       this.current = undefined;
-      this.worker.unref();
+      // Once terminating, the worker stays ref'd until it exits (see terminate()): the last
+      // message of an aborted request may arrive in between.
+      if (!this.dead) this.worker.unref();
       this.onIdle();
     }
     channel.wake?.();
