@@ -44,13 +44,13 @@ import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
+import type { RouteRegistrar } from './routes/registrar.js';
 import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
 
-/** A function that adds routes to a family plugin. */
-export type RouteRegistrar = (app: FastifyInstance) => Promise<void>;
+export type { RouteRegistrar } from './routes/registrar.js';
 
 export interface AppDeps {
   config: Config;

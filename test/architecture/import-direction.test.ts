@@ -2,7 +2,9 @@
  * The layers of src/ import downwards only. Each top-level folder (or top-level file) has a rank;
  * a module may import its own unit or a unit of lower rank, never a higher or an equal one of
  * another name (equal ranks are siblings that stay independent, e.g. synthesis and transcription).
- * A new folder must be given a rank here, so its place in the layering is a decision.
+ * A new folder must be given a rank here, so its place in the layering is a decision. Within a
+ * unit, modules may import each other, but no chain of imports (type-only ones included) comes
+ * back to where it started: a cycle makes load order matter and ties two modules into one.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -50,20 +52,75 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Relative imports (static, type-only and dynamic) that cross from one unit into another. */
-function crossUnitImports(srcDir: string): Import[] {
-  const found: Import[] = [];
+/** Every relative import (static, type-only and dynamic) of every source file, as absolute paths. */
+function relativeImports(srcDir: string): { file: string; specifier: string; target: string }[] {
+  const found: { file: string; specifier: string; target: string }[] = [];
   for (const file of sourceFiles(srcDir)) {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)) {
       const specifier = m[1]!;
-      const target = path.resolve(path.dirname(file), specifier);
-      const from = unitOf(srcDir, file);
-      const to = unitOf(srcDir, target);
-      if (from !== to) found.push({ from, to, file: path.relative(repoRoot, file), specifier });
+      found.push({ file, specifier, target: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts') });
     }
   }
   return found;
+}
+
+/** Relative imports that cross from one unit into another. */
+function crossUnitImports(srcDir: string): Import[] {
+  return relativeImports(srcDir).flatMap(({ file, specifier, target }) => {
+    const from = unitOf(srcDir, file);
+    const to = unitOf(srcDir, target);
+    return from === to ? [] : [{ from, to, file: path.relative(repoRoot, file), specifier }];
+  });
+}
+
+/** The import cycles of a module graph: each strongly connected set of two or more modules, or one that imports itself. */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  // Tarjan's algorithm, iterative so a deep chain cannot overflow the stack.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  for (const root of graph.keys()) {
+    if (index.has(root)) continue;
+    const work: { node: string; edge: number }[] = [{ node: root, edge: 0 }];
+    index.set(root, next);
+    low.set(root, next++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const edges = graph.get(frame.node) ?? [];
+      if (frame.edge < edges.length) {
+        const to = edges[frame.edge++]!;
+        if (!index.has(to)) {
+          index.set(to, next);
+          low.set(to, next++);
+          stack.push(to);
+          onStack.add(to);
+          work.push({ node: to, edge: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(to)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!));
+      if (low.get(frame.node) !== index.get(frame.node)) continue;
+      const component: string[] = [];
+      for (;;) {
+        const member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+        if (member === frame.node) break;
+      }
+      if (component.length > 1 || edges.includes(frame.node)) cycles.push(component.sort());
+    }
+  }
+  return cycles;
 }
 
 function violations(imports: Import[], ranks: Record<string, number>): string[] {
@@ -83,6 +140,28 @@ describe('import direction', () => {
     const imports = crossUnitImports(path.join(repoRoot, 'src'));
     assert.ok(imports.length > 50, 'the scan found the imports');
     assert.deepEqual(violations(imports, RANKS), []);
+  });
+
+  it('no chain of imports in src/ comes back to the module it started from', () => {
+    const srcDir = path.join(repoRoot, 'src');
+    const graph = new Map<string, string[]>();
+    for (const file of sourceFiles(srcDir)) graph.set(path.relative(repoRoot, file), []);
+    for (const { file, target } of relativeImports(srcDir)) graph.get(path.relative(repoRoot, file))!.push(path.relative(repoRoot, target));
+    assert.ok(graph.size > 100, 'the scan found the modules');
+    assert.deepEqual(importCycles(graph), []);
+  });
+
+  it('the cycle check finds a cycle through three modules and one that imports itself, and passes a chain', () => {
+    const graph = new Map<string, string[]>([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', ['e']],
+      ['e', []],
+      ['f', ['f']],
+    ]);
+    assert.deepEqual(importCycles(graph), [['a', 'b', 'c'], ['f']]);
+    assert.deepEqual(importCycles(new Map([['x', ['y']], ['y', []]])), []);
   });
 
   it('the check names an upward import, a sibling import and an unranked folder', () => {

@@ -6,7 +6,7 @@ import type { ModelsReport } from '../../../models/installed-models.js';
 import type { SynthesisService } from '../../../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../../../synthesis/voice-registry.js';
 import type { Transcribe } from '../../../transcription/types.js';
-import type { RouteRegistrar } from '../../app.js';
+import type { RouteRegistrar } from '../registrar.js';
 import { SpeechModels } from './aliases.js';
 import { openAiModelRoutes } from './models.js';
 import { openAiSpeechRoutes } from './speech.js';
