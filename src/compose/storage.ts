@@ -3,6 +3,7 @@
  * touches the database need.
  */
 import { sql } from 'kysely';
+import pino from 'pino';
 import { ApiKeyService, KEY_ROLES } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
 import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } from '../http/plugins/rate-limit.js';
@@ -33,7 +34,12 @@ export interface Storage {
 }
 
 export async function buildStorage(config: Config): Promise<Storage> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    settings: config.database,
+    log: pino({ name: 'database', level: config.logLevel }),
+  });
   const accounts = new AccountRepository(store.db);
   const dicts = new PronunciationDictRepository(store.db);
   return {
@@ -43,17 +49,21 @@ export async function buildStorage(config: Config): Promise<Storage> {
     apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts, {
       cacheTtlMs: config.auth.keyCacheTtlMs,
       cacheMaxEntries: config.auth.keyCacheMaxEntries,
+      outageGraceMs: config.auth.keyOutageGraceMs,
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
     dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
+    // While the database is unusable this answers from the health tracker (and probes at most
+    // once at a time), so probes of /readyz never queue on a dead pool.
     async readiness() {
-      try {
-        await sql`select 1`.execute(store.db);
-        return { ok: true, backend: store.backend.name };
-      } catch (err) {
-        return { ok: false, error: (err as Error).message };
+      const { health } = store;
+      if (!health.available) await health.probeNow();
+      else {
+        const failed = await sql`select 1`.execute(store.db).then(() => null, (err: Error) => err);
+        if (failed && health.available) return { ok: false, error: failed.message, backend: store.backend.name };
       }
+      return { ...health.view(), backend: store.backend.name };
     },
     close: () => store.close(),
   };
