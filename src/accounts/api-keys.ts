@@ -47,6 +47,8 @@ export interface KeyCacheOptions {
   cacheMaxEntries?: number;
   /** How long a verified key is still accepted while the database cannot be asked; 0 = never. */
   outageGraceMs?: number;
+  /** False while the database is known to be unavailable: kept keys are answered from memory. */
+  databaseAvailable?: () => boolean;
   clock?: () => number;
 }
 
@@ -64,6 +66,7 @@ export class ApiKeyService {
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly outageGraceMs: number;
+  private readonly databaseAvailable: () => boolean;
   private readonly clock: () => number;
 
   constructor(
@@ -74,6 +77,7 @@ export class ApiKeyService {
     this.ttlMs = options.cacheTtlMs ?? 0;
     this.maxEntries = options.cacheMaxEntries ?? 10_000;
     this.outageGraceMs = options.outageGraceMs ?? 0;
+    this.databaseAvailable = options.databaseAvailable ?? (() => true);
     this.clock = options.clock ?? Date.now;
   }
 
@@ -158,11 +162,10 @@ export class ApiKeyService {
     const hit = this.lookups.get(hash);
     if (!hit) return undefined;
     const now = this.clock();
-    if (hit.expiresAt <= now) {
-      if (hit.keptUntil <= now) this.lookups.delete(hash);
-      return undefined;
-    }
-    return hit.key;
+    if (hit.expiresAt > now) return hit.key;
+    if (hit.keptUntil <= now) this.lookups.delete(hash);
+    else if (hit.key && !this.databaseAvailable()) return hit.key;
+    return undefined;
   }
 
   private remember(hash: string, key: AuthenticatedKey | null): void {

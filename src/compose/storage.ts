@@ -10,6 +10,7 @@ import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } fr
 import { InProcessSocketSlots, SharedSocketSlots, type SocketSlotStore } from '../http/plugins/socket-slots.js';
 import type { ReadinessResult } from '../lifecycle.js';
 import { AccountRepository } from '../store/account-repository.js';
+import { DatabaseUnavailableError } from '../store/availability.js';
 import { ApiKeyRepository } from '../store/api-key-repository.js';
 import { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import { openStore, type Store } from '../store/database.js';
@@ -50,6 +51,7 @@ export async function buildStorage(config: Config): Promise<Storage> {
       cacheTtlMs: config.auth.keyCacheTtlMs,
       cacheMaxEntries: config.auth.keyCacheMaxEntries,
       outageGraceMs: config.auth.keyOutageGraceMs,
+      databaseAvailable: () => store.health.available,
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
@@ -83,16 +85,35 @@ export async function ensureFirstKey(storage: Storage, config: Config): Promise<
   return (await apiKeys.create({ name: 'default', role: KEY_ROLES.admin })).key;
 }
 
-/** One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database. */
+/**
+ * One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database, and
+ * while it is unavailable, this node's own buckets, so an account stays bounded on each node
+ * (the outage itself is logged once by the store, not per request).
+ */
 export function buildRateLimitStore(storage: Storage, onError: (err: unknown) => void): RateLimitStore {
   const { store } = storage;
   if (store.backend.singleProcess) return new InProcessRateLimitStore();
-  return new SharedRateLimitStore(new RateLimitRepository(store.db), onError);
+  const shared = new SharedRateLimitStore(new RateLimitRepository(store.db), unlessOutage(onError));
+  const local = new InProcessRateLimitStore();
+  return {
+    take: (key, limit, now) => (store.health.available ? shared.take(key, limit) : local.take(key, limit, now)),
+    close: () => {
+      shared.close();
+      local.close();
+    },
+  };
+}
+
+/** `onError` for everything but DatabaseUnavailableError, which the store has logged when the outage began. */
+function unlessOutage(onError: (err: unknown) => void): (err: unknown) => void {
+  return (err) => {
+    if (!(err instanceof DatabaseUnavailableError)) onError(err);
+  };
 }
 
 /** One node (SQLite): socket slots counted in process. Several nodes (PostgreSQL): in the database. */
 export function buildSocketSlots(storage: Storage, config: Config, onError: (err: unknown) => void): SocketSlotStore {
   const { store } = storage;
   if (store.backend.singleProcess) return new InProcessSocketSlots();
-  return new SharedSocketSlots(new SocketSlotRepository(store.db, store.backend), storage.nodeId, config.realtime.socketLeaseMs, onError);
+  return new SharedSocketSlots(new SocketSlotRepository(store.db, store.backend), storage.nodeId, config.realtime.socketLeaseMs, unlessOutage(onError));
 }
