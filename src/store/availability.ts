@@ -234,8 +234,13 @@ class GuardedDriver implements Driver {
     throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(fault, this.health.retryAfterSeconds, { cause: err });
   }
 
-  init(): Promise<void> {
-    return this.inner.init().catch((err: unknown) => this.fail(err));
+  // Every call is awaited inside try: some drivers (better-sqlite3 under Kysely) throw synchronously.
+  async init(): Promise<void> {
+    try {
+      await this.inner.init();
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -243,21 +248,27 @@ class GuardedDriver implements Driver {
       const { error } = this.health.view();
       throw new DatabaseUnavailableError({ scope: 'connection', reason: error ?? 'unreachable' }, this.health.retryAfterSeconds);
     }
-    let connection: DatabaseConnection;
     try {
-      connection = await this.inner.acquireConnection();
+      return new GuardedConnection(await this.inner.acquireConnection(), this);
     } catch (err) {
       this.fail(err);
     }
-    return new GuardedConnection(connection, this);
   }
 
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.inner.beginTransaction(unwrap(connection), settings).catch((err: unknown) => this.fail(err));
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    try {
+      await this.inner.beginTransaction(unwrap(connection), settings);
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.commitTransaction(unwrap(connection)).catch((err: unknown) => this.fail(err));
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await this.inner.commitTransaction(unwrap(connection));
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   /**
@@ -294,8 +305,12 @@ class GuardedConnection implements DatabaseConnection {
     private readonly driver: GuardedDriver,
   ) {}
 
-  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    return this.inner.executeQuery<R>(compiledQuery).catch((err: unknown) => this.driver.failWith(err));
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.inner.executeQuery<R>(compiledQuery);
+    } catch (err) {
+      this.driver.failWith(err);
+    }
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
