@@ -180,7 +180,7 @@ export class JobRunner {
     const { health, settings } = this.deps;
     if (!health.available) {
       await Promise.race([health.whenAvailable(), this.sleep(settings.staleLockMs)]);
-      this.wakeUp = null;
+      this.wake(); // ends the sleep when the database came first: its timer must not outlive the wait
     }
     if (!health.available) return;
     // Other nodes notice the database is back up to a probe interval apart; each renews its locks

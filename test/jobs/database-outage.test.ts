@@ -204,6 +204,27 @@ describe('a PostgreSQL outage', { skip: skipWithoutPgServer }, () => {
           assert.equal(detailed.status, 'not_ready');
           assert.equal(detailed.database.ok, false);
           assert.ok(detailed.database.error.length > 0, 'the cause is shown to an admin');
+          // What needs the database: 503 + Retry-After in each route family's shape.
+          const retryAfter = (res: Response) => assert.ok(Number(res.headers.get('retry-after')) >= 1, `Retry-After on ${res.url}`);
+          const dicts = await fetch(`${node.url}/api/v1/pronunciation-dicts`, { headers: auth });
+          assert.equal(dicts.status, 503);
+          retryAfter(dicts);
+          assert.deepEqual(await dicts.json(), { error: 'ServiceUnavailable', message: 'The database is unavailable. Please try again later.' });
+          const job = await requests.job!(node, `midway-${node.name}`);
+          assert.equal(job.status, 503);
+          retryAfter(job);
+          assert.deepEqual(await job.json(), { error: 'The database is unavailable. Please try again later.', request_id: `midway-${node.name}` });
+          // A key never verified needs a lookup: 503, not 401.
+          const openai = await fetch(`${node.url}/v1/audio/speech`, {
+            method: 'POST',
+            headers: { authorization: `Bearer sk_${randomBase62(40)}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: 'Hello.' }),
+          });
+          assert.equal(openai.status, 503);
+          retryAfter(openai);
+          assert.deepEqual(await openai.json(), {
+            error: { message: 'The database is unavailable. Please try again later.', type: 'server_error', param: null, code: 'service_unavailable' },
+          });
         }
         await new Promise((r) => setTimeout(r, downAt + OUTAGE_MS - Date.now()));
         await cluster.start();
