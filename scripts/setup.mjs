@@ -8,9 +8,10 @@
 //       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
 //     fonts-dejavu-core (the playground's browser tests, driven by playwright-core), python3-onnx
-//     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures).
+//     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
+//     postgresql (the server programs, for the database-outage test's own cluster).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +48,8 @@ const wanted = [
         // A font for the playground's screenshot (chromium itself depends on none).
         { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
         { pkg: 'python3-onnx', present: () => existsSync('/usr/lib/python3/dist-packages/onnx') },
+        // The server programs: test/jobs/database-outage.test.ts runs a PostgreSQL cluster of its own to stop and kill.
+        { pkg: 'postgresql', present: () => existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/postgres`)) },
       ]
     : []),
 ];

@@ -48,6 +48,17 @@ export interface Config {
   modelsDir: string;
   /** `postgres://…` for PostgreSQL; empty = SQLite file `<dataDir>/parley.db`. */
   databaseUrl: string;
+  /** How the node deals with a database that is slow or gone (a restart, a failover, a full disk). */
+  database: {
+    /** PostgreSQL: connections at most in this node's pool. */
+    poolSize: number;
+    /** PostgreSQL: a new connection that is not established within this gets 503, ms. */
+    connectTimeoutMs: number;
+    /** A statement running longer than this is cancelled (PostgreSQL; the request gets 503), ms. */
+    statementTimeoutMs: number;
+    /** While the database is unusable it is probed with backoff from 200 ms up to this interval, ms. */
+    probeMaxIntervalMs: number;
+  };
   /** A key to accept (created on first start if absent). Empty = generate and print one. */
   apiKey: string;
   /** Hosts/CIDRs that URL input and webhooks may reach despite the private-address rule. */
@@ -126,6 +137,11 @@ export interface Config {
     keyCacheTtlMs: number;
     /** Key lookups remembered at most. */
     keyCacheMaxEntries: number;
+    /**
+     * While the database is unavailable, a key verified within this long still works (requests
+     * that need no database, such as synthesis, go on); 0 = only within keyCacheTtlMs.
+     */
+    keyOutageGraceMs: number;
   };
   rateLimits: {
     synthesis: RateLimit;
@@ -263,6 +279,11 @@ export interface Config {
     pollMs: number;
     /** A job locked longer than this by a process that died is taken up again. */
     staleLockMs: number;
+    /**
+     * Finished transcriptions kept in memory while the database cannot record them, bytes of
+     * result at most; beyond it a result is dropped and its job transcribed again later.
+     */
+    maxHeldResultBytes: number;
   };
   /** The OpenAI-compatible API under /v1 (src/http/routes/openai/). */
   openai: {
@@ -297,6 +318,7 @@ export const defaultConfig: Config = {
   dataDir: './data',
   modelsDir: './models',
   databaseUrl: '',
+  database: { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 10_000, probeMaxIntervalMs: 5_000 },
   apiKey: '',
   allowedPrivateHosts: [],
   logLevel: 'info',
@@ -321,7 +343,7 @@ export const defaultConfig: Config = {
     writeStallTimeoutMs: 30_000,
     maxConnections: 1_000,
   },
-  auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000 },
+  auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000, keyOutageGraceMs: 300_000 },
   ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
@@ -413,6 +435,7 @@ export const defaultConfig: Config = {
     concurrency: 2,
     pollMs: 1_000,
     staleLockMs: 120_000,
+    maxHeldResultBytes: 64 * 1024 * 1024,
   },
   openai: {
     speechModel: 'tts-v2',
@@ -536,6 +559,9 @@ function validate(config: Config, problems: string[]): void {
   if (config.webhooks.maxInferenceCrashes < 1) problems.push('webhooks.maxInferenceCrashes must be at least 1');
   if (config.retention.batchSize < 1 || !Number.isInteger(config.retention.batchSize)) problems.push('retention.batchSize must be a whole number of at least 1');
   if (config.retention.intervalMs < 100) problems.push('retention.intervalMs must be at least 100');
+  if (config.database.poolSize < 1 || !Number.isInteger(config.database.poolSize)) problems.push('database.poolSize must be a whole number of at least 1');
+  for (const name of ['connectTimeoutMs', 'statementTimeoutMs', 'probeMaxIntervalMs'] as const)
+    if (config.database[name] < 100) problems.push(`database.${name} must be at least 100`);
   if (config.limits.maxPreparedTextChars < config.limits.maxTextChars)
     problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
   for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)

@@ -4,11 +4,13 @@
  * (may call /api/v1/admin/*) or `user`; either way it acts for its own account only.
  * Lookups, found or not, are remembered for a few seconds (options.cacheTtlMs): a busy client costs
  * one database query per key per TTL, and a key revoked or re-roled elsewhere (the CLI, another
- * node) changes within the TTL.
+ * node) changes within the TTL. While the database is unavailable, a key verified within
+ * options.outageGraceMs still works, so what needs no database (synthesis) goes on through an outage.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Account, AccountRepository } from '../store/account-repository.js';
 import type { ApiKeyRepository, ApiKeyRow } from '../store/api-key-repository.js';
+import { DatabaseUnavailableError } from '../store/availability.js';
 import { newId, nowIso, randomBase62 } from '../store/ids.js';
 
 export const KEY_ROLES = Object.freeze({ admin: 'admin', user: 'user' } as const);
@@ -43,12 +45,19 @@ export interface KeyCacheOptions {
   /** 0 = no cache. */
   cacheTtlMs?: number;
   cacheMaxEntries?: number;
+  /** How long a verified key is still accepted while the database cannot be asked; 0 = never. */
+  outageGraceMs?: number;
+  /** False while the database is known to be unavailable: kept keys are answered from memory. */
+  databaseAvailable?: () => boolean;
   clock?: () => number;
 }
 
 interface CachedLookup {
   key: AuthenticatedKey | null;
+  /** Until then the lookup is answered from here. */
   expiresAt: number;
+  /** Until then a verified key is accepted while the database is unavailable. */
+  keptUntil: number;
 }
 
 export class ApiKeyService {
@@ -56,6 +65,8 @@ export class ApiKeyService {
   private readonly lookups = new Map<string, CachedLookup>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  private readonly outageGraceMs: number;
+  private readonly databaseAvailable: () => boolean;
   private readonly clock: () => number;
 
   constructor(
@@ -65,6 +76,8 @@ export class ApiKeyService {
   ) {
     this.ttlMs = options.cacheTtlMs ?? 0;
     this.maxEntries = options.cacheMaxEntries ?? 10_000;
+    this.outageGraceMs = options.outageGraceMs ?? 0;
+    this.databaseAvailable = options.databaseAvailable ?? (() => true);
     this.clock = options.clock ?? Date.now;
   }
 
@@ -110,7 +123,15 @@ export class ApiKeyService {
     if (remembered !== undefined) return remembered;
     const wanted = Buffer.from(hash, 'hex');
     let found: AuthenticatedKey | null = null;
-    for (const row of await this.keys.findActiveByPrefix(prefixOf(key))) {
+    let rows: ApiKeyRow[];
+    try {
+      rows = await this.keys.findActiveByPrefix(prefixOf(key));
+    } catch (err) {
+      const kept = err instanceof DatabaseUnavailableError ? this.lookups.get(hash) : undefined;
+      if (kept?.key && kept.keptUntil > this.clock()) return kept.key;
+      throw err;
+    }
+    for (const row of rows) {
       if (timingSafeEqual(wanted, Buffer.from(row.hash, 'hex')))
         found = { keyId: row.id, accountId: row.account_id, role: row.role === KEY_ROLES.admin ? KEY_ROLES.admin : KEY_ROLES.user };
     }
@@ -140,20 +161,21 @@ export class ApiKeyService {
   private recall(hash: string): AuthenticatedKey | null | undefined {
     const hit = this.lookups.get(hash);
     if (!hit) return undefined;
-    if (hit.expiresAt <= this.clock()) {
-      this.lookups.delete(hash);
-      return undefined;
-    }
-    return hit.key;
+    const now = this.clock();
+    if (hit.expiresAt > now) return hit.key;
+    if (hit.keptUntil <= now) this.lookups.delete(hash);
+    else if (hit.key && !this.databaseAvailable()) return hit.key;
+    return undefined;
   }
 
   private remember(hash: string, key: AuthenticatedKey | null): void {
-    if (this.ttlMs <= 0) return;
+    const keep = key ? Math.max(this.ttlMs, this.outageGraceMs) : this.ttlMs;
+    if (keep <= 0) return;
     const now = this.clock();
     this.lookups.delete(hash);
-    this.lookups.set(hash, { key, expiresAt: now + this.ttlMs });
+    this.lookups.set(hash, { key, expiresAt: now + this.ttlMs, keptUntil: now + keep });
     for (const [oldest, entry] of this.lookups) {
-      if (this.lookups.size <= this.maxEntries && entry.expiresAt > now) break;
+      if (this.lookups.size <= this.maxEntries && entry.keptUntil > now) break;
       this.lookups.delete(oldest);
     }
   }

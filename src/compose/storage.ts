@@ -3,12 +3,14 @@
  * touches the database need.
  */
 import { sql } from 'kysely';
+import pino from 'pino';
 import { ApiKeyService, KEY_ROLES } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
 import { InProcessRateLimitStore, SharedRateLimitStore, type RateLimitStore } from '../http/plugins/rate-limit.js';
 import { InProcessSocketSlots, SharedSocketSlots, type SocketSlotStore } from '../http/plugins/socket-slots.js';
 import type { ReadinessResult } from '../lifecycle.js';
 import { AccountRepository } from '../store/account-repository.js';
+import { DatabaseUnavailableError } from '../store/availability.js';
 import { ApiKeyRepository } from '../store/api-key-repository.js';
 import { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import { openStore, type Store } from '../store/database.js';
@@ -33,7 +35,12 @@ export interface Storage {
 }
 
 export async function buildStorage(config: Config): Promise<Storage> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    settings: config.database,
+    log: pino({ name: 'database', level: config.logLevel }),
+  });
   const accounts = new AccountRepository(store.db);
   const dicts = new PronunciationDictRepository(store.db);
   return {
@@ -43,17 +50,22 @@ export async function buildStorage(config: Config): Promise<Storage> {
     apiKeys: new ApiKeyService(new ApiKeyRepository(store.db), accounts, {
       cacheTtlMs: config.auth.keyCacheTtlMs,
       cacheMaxEntries: config.auth.keyCacheMaxEntries,
+      outageGraceMs: config.auth.keyOutageGraceMs,
+      databaseAvailable: () => store.health.available,
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
     dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
+    // While the database is unusable this answers from the health tracker (and probes at most
+    // once at a time), so probes of /readyz never queue on a dead pool.
     async readiness() {
-      try {
-        await sql`select 1`.execute(store.db);
-        return { ok: true, backend: store.backend.name };
-      } catch (err) {
-        return { ok: false, error: (err as Error).message };
+      const { health } = store;
+      if (!health.available) await health.probeNow();
+      else {
+        const failed = await sql`select 1`.execute(store.db).then(() => null, (err: Error) => err);
+        if (failed && health.available) return { ok: false, error: failed.message, backend: store.backend.name };
       }
+      return { ...health.view(), backend: store.backend.name };
     },
     close: () => store.close(),
   };
@@ -73,16 +85,35 @@ export async function ensureFirstKey(storage: Storage, config: Config): Promise<
   return (await apiKeys.create({ name: 'default', role: KEY_ROLES.admin })).key;
 }
 
-/** One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database. */
+/**
+ * One node (SQLite): buckets in process. Several nodes (PostgreSQL): buckets in the database, and
+ * while it is unavailable, this node's own buckets, so an account stays bounded on each node
+ * (the outage itself is logged once by the store, not per request).
+ */
 export function buildRateLimitStore(storage: Storage, onError: (err: unknown) => void): RateLimitStore {
   const { store } = storage;
   if (store.backend.singleProcess) return new InProcessRateLimitStore();
-  return new SharedRateLimitStore(new RateLimitRepository(store.db), onError);
+  const shared = new SharedRateLimitStore(new RateLimitRepository(store.db), unlessOutage(onError));
+  const local = new InProcessRateLimitStore();
+  return {
+    take: (key, limit, now) => (store.health.available ? shared.take(key, limit) : local.take(key, limit, now)),
+    close: () => {
+      shared.close();
+      local.close();
+    },
+  };
+}
+
+/** `onError` for everything but DatabaseUnavailableError, which the store has logged when the outage began. */
+function unlessOutage(onError: (err: unknown) => void): (err: unknown) => void {
+  return (err) => {
+    if (!(err instanceof DatabaseUnavailableError)) onError(err);
+  };
 }
 
 /** One node (SQLite): socket slots counted in process. Several nodes (PostgreSQL): in the database. */
 export function buildSocketSlots(storage: Storage, config: Config, onError: (err: unknown) => void): SocketSlotStore {
   const { store } = storage;
   if (store.backend.singleProcess) return new InProcessSocketSlots();
-  return new SharedSocketSlots(new SocketSlotRepository(store.db, store.backend), storage.nodeId, config.realtime.socketLeaseMs, onError);
+  return new SharedSocketSlots(new SocketSlotRepository(store.db, store.backend), storage.nodeId, config.realtime.socketLeaseMs, unlessOutage(onError));
 }

@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { ApiKeyService } from '../accounts/api-keys.js';
+import { KEY_ROLES, type ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
 import { InvalidRequestError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
@@ -144,7 +144,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   const keyOf = bearerKey(deps.apiKeys, { store: addressBuckets, limit: config.rateLimits.unauthenticated });
   const authenticate = bearerAuth(keyOf);
   await app.register(
-    healthRoutes(deps.readiness, { isAuthenticated: async (request) => (await keyOf(request).catch(() => null)) !== null }),
+    healthRoutes(deps.readiness, { isAdmin: async (request) => (await keyOf(request).catch(() => null))?.role === KEY_ROLES.admin }),
   );
 
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>

@@ -20,6 +20,8 @@ export interface JobEventMap {
   'job:requeued': JobRef & { reason: string };
   /** One delivery attempt ended (any result); it is recorded. */
   'job:attempt': JobRef & { attempt: number; statusCode: number | null; error: string | null; durationMs: number };
+  /** A change to the job (`what`) waits in memory for the database to answer again; the job stays locked by this node. */
+  'job:held': JobRef & { what: string };
   /** The attempt failed in a retryable way; the next one is scheduled. */
   'job:retry': JobRef & { attempt: number; delayMs: number; error: string };
   /** The receiver acknowledged: the job ended in `state`. */
@@ -74,6 +76,7 @@ export function logJobEvents(events: JobEvents, log: JobLogger): void {
   events.on('job:transcribed', (e) => log.info(e, 'job transcribed'));
   events.on('job:requeued', (e) => log.info(e, 'job requeued'));
   events.on('job:attempt', (e) => log.debug(e, 'webhook attempt'));
+  events.on('job:held', (e) => log.warn(e, 'job change held until the database answers'));
   events.on('job:retry', (e) => log.warn(e, 'webhook attempt failed; retry scheduled'));
   events.on('job:delivered', (e) => log.info(e, 'webhook delivered'));
   events.on('job:failed', (e) => log.warn(e, 'webhook delivery gave up'));

@@ -59,7 +59,9 @@ export function buildJobQueue(config: Config, deps: JobQueueDeps): JobQueue {
     transcribe: deps.transcribe,
     events,
     backend: store.backend,
+    health: store.health,
     settings: config.webhooks,
+    probeMaxIntervalMs: config.database.probeMaxIntervalMs,
     userAgent: `Parley-Webhooks/${version}`,
     nodeId: deps.nodeId,
     legacyAudioDir: path.join(config.dataDir, 'jobs'),
@@ -80,7 +82,15 @@ export function buildJobQueue(config: Config, deps: JobQueueDeps): JobQueue {
       { name: 'job runner', start: () => runner.start(), stop: () => runner.stop() },
       { name: 'retention', start: async () => retention.start(), stop: () => retention.stop() },
     ],
-    readiness: async () => ({ ok: runner.isRunning, detail: { active: runner.activeCount, byState: await jobs.countByState() } }),
+    // Job counts need the database; while it is away the database check says why, and this one what is held.
+    readiness: async () => ({
+      ok: runner.isRunning,
+      detail: {
+        active: runner.activeCount,
+        held: runner.heldCount,
+        ...(store.health.available ? { byState: await jobs.countByState().catch(() => undefined) } : {}),
+      },
+    }),
     close: () => releasers.releaseAll(),
   };
 }

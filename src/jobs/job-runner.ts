@@ -5,12 +5,21 @@
  * are released at the next start (SQLite: at once, one process per file) or when they go stale
  * (PostgreSQL, shared by several nodes), and the work is done again, by any node. Deliveries are
  * therefore at least once. Times that nodes compare come from the database clock (db-clock.ts).
+ *
+ * The database may go away for a while (a restart, a failover, a full disk). Work in progress goes
+ * on; a change it cannot record is held in memory (a finished transcription's result within
+ * maxHeldResultBytes, an attempt's outcome, or a plain "give it back") and written when the
+ * database answers again, while this node keeps the job's lock. An acknowledged delivery is thus
+ * recorded as such, not sent again. Claiming waits for the database instead of polling a dead one,
+ * and after an outage the locks of other nodes are taken over only once they have had time to
+ * renew theirs.
  */
 import type { Config } from '../config.js';
 import { InferenceUnavailableError, OverloadedError, ParleyError } from '../errors.js';
 import type { AccountRepository } from '../store/account-repository.js';
 import type { BackendProfile } from '../store/backend.js';
 import { newNodeId } from '../store/ids.js';
+import { DatabaseUnavailableError, type StoreHealth } from '../store/availability.js';
 import type { AttemptRecord, JobRepository, JobRow } from '../store/job-repository.js';
 import type { Transcribe, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
 import { calculateDelay } from './backoff.js';
@@ -28,7 +37,11 @@ export interface JobRunnerDeps {
   transcribe: Transcribe;
   events: JobEvents;
   backend: BackendProfile;
+  /** Whether the database is usable; the runner waits on it during an outage. */
+  health: StoreHealth;
   settings: Config['webhooks'];
+  /** The longest a node takes to notice the database is back (its probe interval), ms. */
+  probeMaxIntervalMs: number;
   userAgent: string;
   /** This node's id, written as `locked_by` on the jobs it holds. */
   nodeId?: string;
@@ -46,6 +59,15 @@ const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 /** How long stop() lets deliveries in flight finish before it aborts them and lets go of their jobs. */
 const STOP_GRACE_MS = 5_000;
 
+/** A change to a job that the database could not take yet; written when it answers again. */
+interface HeldWrite {
+  /** What it is, for the log. */
+  what: string;
+  /** Bytes of result it keeps in memory. */
+  bytes: number;
+  write(): Promise<unknown>;
+}
+
 export class JobRunner {
   readonly lockedBy: string;
   private readonly active = new Map<string, Promise<void>>();
@@ -57,6 +79,12 @@ export class JobRunner {
   private wakeUp: (() => void) | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private lastRecovery = 0;
+  /** Changes waiting for the database, by job id; their jobs stay locked by this node. */
+  private readonly held = new Map<string, HeldWrite>();
+  private heldBytes = 0;
+  private flushing: Promise<void> | null = null;
+  /** No takeover of other nodes' locks before this (this node's clock): they renew theirs first after an outage. */
+  private takeoverAfter = 0;
   private running = false;
   private readonly clock: () => number;
   private readonly random: () => number;
@@ -73,6 +101,11 @@ export class JobRunner {
 
   get activeCount(): number {
     return this.active.size;
+  }
+
+  /** Jobs whose next change waits for the database. */
+  get heldCount(): number {
+    return this.held.size;
   }
 
   async start(): Promise<void> {
@@ -101,6 +134,9 @@ export class JobRunner {
     this.deliveryAbort.abort();
     await settleWithin([...this.active.values()], 1_000);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.deps.health.available) await this.flushHeld();
+    // Whatever is still held is lost with this process: its jobs are done again (at least once).
+    if (this.held.size > 0) this.deps.events.emit('job:error', { error: new Error(`${this.held.size} job changes could not be recorded before shutdown; those jobs run again`) });
     try {
       await this.deps.jobs.releaseAll(this.lockedBy);
     } catch (error) {
@@ -117,7 +153,8 @@ export class JobRunner {
     const { settings, jobs } = this.deps;
     while (this.running) {
       try {
-        if (this.clock() - this.lastRecovery >= settings.staleLockMs / 2) await this.recoverStale();
+        if (this.held.size > 0) await this.flushHeld();
+        if (this.clock() - this.lastRecovery >= settings.staleLockMs / 2 && this.clock() >= this.takeoverAfter) await this.recoverStale();
         const free = settings.concurrency - this.active.size;
         const claimed = free > 0 ? await jobs.claim({ lockedBy: this.lockedBy, limit: free }) : [];
         for (const job of claimed) this.track(job);
@@ -127,10 +164,77 @@ export class JobRunner {
         await this.sleep(Math.max(5, Math.min(settings.pollMs, untilNext)));
       } catch (error) {
         if (!this.running) break;
+        if (error instanceof DatabaseUnavailableError) {
+          // The store logs the outage once; wait for it to end rather than poll a dead database.
+          await this.untilAvailable();
+          continue;
+        }
         this.deps.events.emit('job:error', { error });
         await this.sleep(settings.pollMs);
       }
     }
+  }
+
+  /** Sleep until the database is usable again (or stop() or a wake-up), then hold off takeovers. */
+  private async untilAvailable(): Promise<void> {
+    const { health, settings } = this.deps;
+    if (!health.available) {
+      await Promise.race([health.whenAvailable(), this.sleep(settings.staleLockMs)]);
+      this.wake(); // ends the sleep when the database came first: its timer must not outlive the wait
+    }
+    if (!health.available) return;
+    // Other nodes notice the database is back up to a probe interval apart; each renews its locks
+    // within a third of staleLockMs of noticing. Until then a lock that looks stale is not.
+    this.takeoverAfter = this.clock() + this.deps.settings.staleLockMs + this.deps.probeMaxIntervalMs;
+    void this.heartbeat();
+  }
+
+  /**
+   * Run `write` (a change to `job` in the database); when the database is unavailable, keep it
+   * for later instead and resolve with undefined. `bytes` is what it keeps in memory: over
+   * maxHeldResultBytes the change is replaced by giving the job back (its work is done again).
+   */
+  private async record<T>(job: JobRow, what: string, write: () => Promise<T>, bytes = 0): Promise<T | undefined> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof DatabaseUnavailableError)) throw err;
+      this.hold(job, what, write, bytes);
+      return undefined;
+    }
+  }
+
+  private hold(job: JobRow, what: string, write: () => Promise<unknown>, bytes: number): void {
+    const previous = this.held.get(job.id);
+    if (previous) this.heldBytes -= previous.bytes;
+    if (this.heldBytes + bytes > this.deps.settings.maxHeldResultBytes) {
+      this.deps.events.emit('job:error', { jobId: job.id, error: new Error(`${what} dropped: ${this.heldBytes} bytes of results already wait for the database; the job runs again`) });
+      what = 'give back';
+      bytes = 0;
+      write = () => this.deps.jobs.release(job.id, this.lockedBy);
+    }
+    this.held.set(job.id, { what, bytes, write });
+    this.heldBytes += bytes;
+    this.deps.events.emit('job:held', { jobId: job.id, requestId: job.request_id, what });
+  }
+
+  /** Write every held change the database takes now; one that meets the outage again stays. */
+  private flushHeld(): Promise<void> {
+    this.flushing ??= (async () => {
+      for (const [jobId, entry] of [...this.held]) {
+        try {
+          await entry.write();
+        } catch (error) {
+          if (error instanceof DatabaseUnavailableError) return;
+          this.deps.events.emit('job:error', { jobId, error });
+        }
+        if (this.held.get(jobId) === entry) {
+          this.held.delete(jobId);
+          this.heldBytes -= entry.bytes;
+        }
+      }
+    })().finally(() => (this.flushing = null));
+    return this.flushing;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -149,7 +253,11 @@ export class JobRunner {
 
   private track(job: JobRow): void {
     const work = (job.state === JOB_STATES.running ? this.runTranscription(job) : this.runDelivery(job))
-      .catch((error) => this.deps.events.emit('job:error', { jobId: job.id, error }))
+      .catch((error) => {
+        // A read it needed failed (the audio, the account): the job is given back when the database answers.
+        if (error instanceof DatabaseUnavailableError && !this.held.has(job.id)) this.hold(job, 'give back', () => this.deps.jobs.release(job.id, this.lockedBy), 0);
+        else this.deps.events.emit('job:error', { jobId: job.id, error });
+      })
       .finally(() => {
         this.active.delete(job.id);
         this.wake();
@@ -165,10 +273,11 @@ export class JobRunner {
   }
 
   private async heartbeat(): Promise<void> {
+    if (!this.deps.health.available) return;
     try {
-      await this.deps.jobs.heartbeat(this.lockedBy, [...this.active.keys()]);
+      await this.deps.jobs.heartbeat(this.lockedBy, [...new Set([...this.active.keys(), ...this.held.keys()])]);
     } catch (error) {
-      this.deps.events.emit('job:error', { error });
+      if (!(error instanceof DatabaseUnavailableError)) this.deps.events.emit('job:error', { error });
     }
   }
 
@@ -194,8 +303,9 @@ export class JobRunner {
       });
       outcome = { outcome: JOB_OUTCOMES.success, result: JSON.stringify(result), error: null };
     } catch (err) {
+      if (err instanceof DatabaseUnavailableError) throw err;
       if (this.transcriptionAbort.signal.aborted) {
-        await jobs.release(job.id, this.lockedBy);
+        await this.record(job, 'give back', () => jobs.release(job.id, this.lockedBy));
         events.emit('job:requeued', { ...ref, reason: 'shutting down' });
         return;
       }
@@ -203,7 +313,8 @@ export class JobRunner {
         // The process working on it died or had to be killed: maybe this input's fault, maybe a
         // neighbour's. Taken up again, up to the limit; a poison input then fails for good.
         if (job.runs < maxCrashes) {
-          await jobs.release(job.id, this.lockedBy, jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1)), undefined, { crashed: true });
+          const retryAt = jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1));
+          await this.record(job, 'give back', () => jobs.release(job.id, this.lockedBy, retryAt, undefined, { crashed: true }));
           events.emit('job:requeued', { ...ref, reason: `inference process died (run ${job.runs} of ${maxCrashes})` });
           return;
         }
@@ -216,7 +327,8 @@ export class JobRunner {
         return;
       }
       if (err instanceof OverloadedError) {
-        await jobs.release(job.id, this.lockedBy, jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1)));
+        const retryAt = jobs.clock.offset(1000 * (err.retryAfterSeconds ?? 1));
+        await this.record(job, 'give back', () => jobs.release(job.id, this.lockedBy, retryAt));
         events.emit('job:requeued', { ...ref, reason: 'transcription workers busy' });
         return;
       }
@@ -230,8 +342,11 @@ export class JobRunner {
   }
 
   private async finishTranscription(job: JobRow, outcome: { outcome: JobOutcome; result: string | null; error: string | null }): Promise<void> {
-    if (!(await this.deps.jobs.completeTranscription(job.id, this.lockedBy, outcome))) return;
-    this.deps.events.emit('job:transcribed', { jobId: job.id, requestId: job.request_id, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
+    const complete = async () => {
+      if (!(await this.deps.jobs.completeTranscription(job.id, this.lockedBy, outcome))) return;
+      this.deps.events.emit('job:transcribed', { jobId: job.id, requestId: job.request_id, outcome: outcome.outcome, ...(outcome.error ? { error: outcome.error } : {}) });
+    };
+    await this.record(job, 'transcription result', complete, Buffer.byteLength(outcome.result ?? '') + Buffer.byteLength(outcome.error ?? ''));
   }
 
   private async runDelivery(job: JobRow): Promise<void> {
@@ -260,25 +375,33 @@ export class JobRunner {
     const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.deliveryAbort.signal);
     if (sent.verdict === 'aborted') {
       // Possibly received, not recorded: it is sent again, by this node or another (at least once).
-      await jobs.release(job.id, this.lockedBy);
+      await this.record(job, 'give back', () => jobs.release(job.id, this.lockedBy));
       return;
     }
     const record: AttemptRecord = { attempt, attemptedAt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
     events.emit('job:attempt', { ...ref, attempt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs });
 
+    // Each outcome is recorded under this node's lock; if the database cannot take it now, it is
+    // held, the lock kept, and written later: an acknowledged delivery is never sent again for an outage.
     if (sent.verdict === 'acknowledged') {
       const state = job.outcome === JOB_OUTCOMES.success ? JOB_STATES.succeeded : JOB_STATES.failed;
-      if (await jobs.acknowledge(job.id, this.lockedBy, record, state)) events.emit('job:delivered', { ...ref, attempt, state });
+      await this.record(job, 'acknowledged delivery', async () => {
+        if (await jobs.acknowledge(job.id, this.lockedBy, record, state)) events.emit('job:delivered', { ...ref, attempt, state });
+      });
       return;
     }
     // "10 retries after the first attempt": attempt numbers 1..retries+1.
     if (sent.verdict === 'retry' && attempt <= settings.retries) {
       const delayMs = calculateDelay(attempt, settings.backoffBaseMs, settings.backoffCapMs, this.random);
-      if (await jobs.reschedule(job.id, this.lockedBy, record, jobs.clock.offset(delayMs))) events.emit('job:retry', { ...ref, attempt, delayMs, error: sent.error ?? '' });
+      await this.record(job, 'failed delivery attempt', async () => {
+        if (await jobs.reschedule(job.id, this.lockedBy, record, jobs.clock.offset(delayMs))) events.emit('job:retry', { ...ref, attempt, delayMs, error: sent.error ?? '' });
+      });
       return;
     }
     const reason = sent.verdict === 'retry' ? `gave up after ${attempt} attempts: ${sent.error}` : (sent.error ?? 'delivery refused');
-    if (await jobs.giveUp(job.id, this.lockedBy, record, reason)) events.emit('job:failed', { ...ref, attempts: attempt, reason });
+    await this.record(job, 'final delivery attempt', async () => {
+      if (await jobs.giveUp(job.id, this.lockedBy, record, reason)) events.emit('job:failed', { ...ref, attempts: attempt, reason });
+    });
   }
 }
 

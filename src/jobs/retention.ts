@@ -5,6 +5,7 @@
  * Job audio is gone long before: it is deleted when transcription ends, and with its job in any case.
  */
 import type { Config } from '../config.js';
+import { DatabaseUnavailableError } from '../store/availability.js';
 import type { JobRepository } from '../store/job-repository.js';
 import type { LeaseRepository } from '../store/lease-repository.js';
 import type { RateLimitRepository } from '../store/rate-limit-repository.js';
@@ -39,7 +40,8 @@ export class RetentionSweeper {
     if (!this.enabled) return;
     const tick = () => {
       this.sweeping = this.sweep()
-        .catch((error) => this.deps.events.emit('job:error', { error }))
+        // An outage is logged once by the store; the next tick tries again.
+        .catch((error) => error instanceof DatabaseUnavailableError || this.deps.events.emit('job:error', { error }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, this.deps.settings.intervalMs).unref();
         });

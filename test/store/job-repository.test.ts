@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { AccountRepository } from '../../src/store/account-repository.js';
+import { StoreHealth } from '../../src/store/availability.js';
 import { backendProfiles } from '../../src/store/backend.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { JobRepository } from '../../src/store/job-repository.js';
@@ -31,7 +32,8 @@ async function openPgStore(url: string, schema: string): Promise<Store> {
   const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
-  return { db, backend: backendProfiles.postgres, close: () => db.destroy() };
+  const health = new StoreHealth({ probe: async () => {}, log: { info() {}, warn() {}, error() {} }, maxProbeIntervalMs: 1000 });
+  return { db, backend: backendProfiles.postgres, health, close: () => db.destroy() };
 }
 
 async function seed(store: Store, count: number): Promise<{ accountId: string; ids: string[] }> {

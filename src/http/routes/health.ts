@@ -2,16 +2,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReadinessReport } from '../../lifecycle.js';
 
 /**
- * /healthz: the process answers. /readyz: database reachable and engines loaded (503 if not); the
- * detail (packs, their errors, job counts) only for a caller with a valid Bearer key, the bare
- * status for anyone (load balancers, probes).
+ * /healthz: the process answers. /readyz: database usable and engines loaded (503 if not); the
+ * detail (the database's fault, packs and their errors, job counts of every account) only for a
+ * caller with an admin key, the bare status for anyone else (load balancers, probes, user keys).
  */
-export function healthRoutes(readiness: () => Promise<ReadinessReport>, options: { isAuthenticated(request: FastifyRequest): Promise<boolean> }) {
+export function healthRoutes(readiness: () => Promise<ReadinessReport>, options: { isAdmin(request: FastifyRequest): Promise<boolean> }) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
       // Without a header there is nothing to look up: probes do not spend the address's auth budget.
-      const detail = request.headers.authorization !== undefined && (await options.isAuthenticated(request));
+      const detail = request.headers.authorization !== undefined && (await options.isAdmin(request));
       const report = await readiness();
       const status = report.ready ? 'ready' : 'not_ready';
       return reply.code(report.ready ? 200 : 503).send(detail ? { status, ...report.checks } : { status });

@@ -9,7 +9,7 @@ describe('health, readiness and API docs', () => {
   });
   after(() => s.close());
 
-  it('healthz and the bare readyz status answer without a key; the detail needs a valid key', async () => {
+  it('healthz and the bare readyz status answer without a key; the detail needs an admin key', async () => {
     assert.deepEqual(await (await fetch(`${s.url}/healthz`)).json(), { status: 'ok' });
     const anonymous = await fetch(`${s.url}/readyz`);
     assert.equal(anonymous.status, 200);
@@ -17,6 +17,12 @@ describe('health, readiness and API docs', () => {
     const wrongKey = await fetch(`${s.url}/readyz`, { headers: { authorization: 'Bearer sk_wrongwrongwrongwrongwrongwrongwrong12' } });
     assert.equal(wrongKey.status, 200);
     assert.deepEqual(await wrongKey.json(), { status: 'ready' });
+
+    // A user key sees what anyone sees: the detail holds every account's job counts and server paths.
+    const { key: userKey } = await s.server.storage.apiKeys.create({ name: 'user' });
+    const asUser = await fetch(`${s.url}/readyz`, { headers: { authorization: `Bearer ${userKey}` } });
+    assert.equal(asUser.status, 200);
+    assert.deepEqual(await asUser.json(), { status: 'ready' });
 
     const ready = await s.api('/readyz');
     assert.equal(ready.status, 200);

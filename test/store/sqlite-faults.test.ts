@@ -1,0 +1,177 @@
+/**
+ * A SQLite database that stops taking writes under a running server: the file made read-only
+ * (its permissions changed), and a full disk (the process may no longer grow files: RLIMIT_FSIZE
+ * set on it with prlimit, as a quota or a full filesystem would). Writes must get 503 with
+ * Retry-After in the route family's shape, the real cause must be in the log (never SQLite's
+ * "cannot rollback - no transaction is active"), reads go on, and once the file takes writes again
+ * the server is ready and works as before, without a restart.
+ * The server is the job-server fixture in a child process; as root it runs as `nobody`, since
+ * permissions do not stop root.
+ */
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, it } from 'node:test';
+import { randomBase62 } from '../../src/store/ids.js';
+import { skipWhenMissing } from '../helpers/skip.js';
+import { until } from '../jobs/fixtures/job-options.js';
+import { startReceiver } from '../jobs/fixtures/receiver.js';
+
+const fixture = fileURLToPath(new URL('../jobs/fixtures/job-server.ts', import.meta.url));
+const run = promisify(execFile);
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
+
+interface Child {
+  child: ChildProcess;
+  url: string;
+  logs: () => string;
+}
+
+function startFixture(env: NodeJS.ProcessEnv, asNobody: boolean): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(asNobody ? { uid: NOBODY, gid: NOBODY } : {}),
+  });
+  let logs = '';
+  const keep = (d: Buffer) => void (logs = (logs + d.toString()).slice(-200_000));
+  child.stderr!.on('data', keep);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${logs}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      keep(d);
+      const m = /READY (\S+)/.exec(logs);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, logs: () => logs });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}: ${logs}`));
+    });
+  });
+}
+
+interface Running extends Child {
+  dataDir: string;
+  submit(id: string, seconds?: number): Promise<Response>;
+  get(pathname: string): Promise<Response>;
+  /** How many times the receiver acknowledged job `id`. */
+  acked(id: string): number;
+}
+
+/** The fixture on a fresh data dir; `asNobody` (when root) so that file permissions apply to it. */
+async function withServer(options: { asNobody: boolean }, body: (s: Running) => Promise<void>) {
+  const asNobody = options.asNobody && asRoot;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-sqlite-fault-'));
+  if (asNobody) chownSync(dataDir, NOBODY, NOBODY);
+  const key = `sk_${randomBase62(40)}`;
+  const receiver = await startReceiver();
+  const s = await startFixture({
+    ...process.env,
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_API_KEY: key,
+    PARLEY_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
+    PARLEY_LOG_LEVEL: 'warn',
+    PARLEY_WEBHOOKS__POLL_MS: '50',
+    PARLEY_DATABASE__PROBE_MAX_INTERVAL_MS: '500',
+    FIXTURE_TRANSCRIBE_MS: '10',
+  }, asNobody);
+  const auth = { authorization: `Bearer ${key}` };
+  try {
+    await body({
+      ...s,
+      dataDir,
+      submit: (id, seconds = 1) =>
+        fetch(`${s.url}/api/v1/stt/test/submit`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ request_id: id, webhook_url: receiver.url, seconds }),
+          signal: AbortSignal.timeout(10_000),
+        }),
+      get: (p) => fetch(s.url + p, { headers: auth, signal: AbortSignal.timeout(10_000) }),
+      acked: (id) => receiver.forRequest(id).filter((r) => r.answered === 200).length,
+    });
+    assert.equal(s.child.exitCode, null, 'the server is still up');
+  } finally {
+    if (s.child.exitCode === null) {
+      s.child.kill('SIGTERM');
+      await new Promise((r) => s.child.once('exit', r));
+    }
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** 503 with Retry-After, in the stt family's shape. */
+async function expectUnavailable(res: Response): Promise<void> {
+  assert.equal(res.status, 503);
+  assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After');
+  const body = (await res.json()) as { error: string; request_id: string };
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
+  assert.equal(body.error, 'The database is unavailable. Please try again later.');
+}
+
+describe('a SQLite file that stops taking writes', () => {
+  it('made read-only under the running server: 503 for writes, reads go on, and it recovers', async () => {
+    await withServer({ asNobody: true }, async (s) => {
+      assert.equal((await s.submit('before')).status, 200);
+      await until('the first job delivered', () => s.acked('before') === 1);
+
+      const file = path.join(s.dataDir, 'parley.db');
+      chmodSync(file, 0o444);
+      // The server notices the change within a second and reopens the file; writes before that still land.
+      let refused: Response | undefined;
+      for (let n = 0; !refused; n++) {
+        assert.ok(n < 40, 'a write to the read-only file is refused within 2 s');
+        const id = `during-${n}`;
+        const res = await s.submit(id);
+        if (res.status === 503) refused = res;
+        else assert.equal(res.status, 200, `${await res.text()} ${s.logs()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await expectUnavailable(refused);
+      assert.equal((await s.get('/api/v1/stt/jobs/before')).status, 200, 'reads go on');
+      assert.equal((await fetch(`${s.url}/readyz`)).status, 503, 'not ready while writes fail');
+
+      chmodSync(file, 0o644);
+      await until('ready again', async () => (await fetch(`${s.url}/readyz`)).status === 200, 10_000);
+      assert.equal((await s.submit('after')).status, 200);
+      await until('the job after delivered', () => s.acked('after') === 1);
+      assert.match(s.logs(), /attempt to write a readonly database/, 'the cause is logged');
+      assert.doesNotMatch(s.logs(), /cannot rollback/);
+    });
+  });
+
+  it(
+    'on a full disk: 503 with the real cause logged, not "cannot rollback", and it recovers',
+    { skip: skipWhenMissing(process.platform !== 'linux' && 'needs Linux (prlimit)') },
+    async () => {
+      // prlimit changes the limits of a process of the same user (no CAP_SYS_RESOURCE needed).
+      await withServer({ asNobody: false }, async (s) => {
+        assert.equal((await s.submit('before')).status, 200);
+        await until('the first job delivered', () => s.acked('before') === 1);
+
+        // No file of the process may grow past 64 KiB (the soft limit; the hard one stays, so it can
+        // be raised again); 30 s of audio is about 1 MB to write.
+        await run('prlimit', [`--pid=${s.child.pid}`, '--fsize=65536:']);
+        await expectUnavailable(await s.submit('full', 30));
+        assert.equal((await fetch(`${s.url}/readyz`)).status, 503, 'not ready while writes fail');
+        assert.match(s.logs(), /SQLITE_(FULL|IOERR)/, 'the real cause is logged');
+        assert.doesNotMatch(s.logs(), /cannot rollback/);
+
+        await run('prlimit', [`--pid=${s.child.pid}`, '--fsize=unlimited:']);
+        await until('ready again', async () => (await fetch(`${s.url}/readyz`)).status === 200, 10_000);
+        assert.equal((await s.submit('after', 30)).status, 200);
+        await until('the job after delivered', () => s.acked('after') === 1);
+        assert.equal(s.acked('full'), 0, 'the refused job was never stored');
+      });
+    },
+  );
+});
