@@ -39,3 +39,23 @@ export const speechErrors = {
   429: Type.Ref('SpeechError'),
   500: Type.Ref('SpeechError'),
 };
+
+export const WavesErrorBody = Type.Object(
+  { status: Type.Literal('error'), error: Type.String(), message: Type.String(), request_id: Type.String() },
+  { $id: 'WavesError', description: 'Error body of every route under /waves/v1' },
+);
+
+export const wavesErrors = {
+  400: Type.Ref('WavesError'),
+  401: Type.Ref('WavesError'),
+  404: Type.Ref('WavesError'),
+  413: Type.Ref('WavesError'),
+  429: Type.Ref('WavesError'),
+  500: Type.Ref('WavesError'),
+  503: Type.Ref('WavesError'),
+};
+
+/** The error responses of a speech route on a layout: the legacy layout's speech bodies, or the current one's. */
+export function speechErrorsOf(layout: 'legacy' | 'current' | undefined) {
+  return layout === 'current' ? wavesErrors : speechErrors;
+}
