@@ -64,7 +64,7 @@ interface StreamFraming {
   family: RouteFamily;
 }
 
-function legacyFraming(jsonChunks: boolean): StreamFraming {
+function legacyFraming(jsonChunks: boolean, family: RouteFamily): StreamFraming {
   return {
     chunk: (b64) => [
       ['event', 'chunk'],
@@ -76,7 +76,7 @@ function legacyFraming(jsonChunks: boolean): StreamFraming {
       ['data', JSON.stringify({ done: true, status: '200', request_id: requestId, chunks, audio_seconds: audioSeconds })],
       ['done', 'true'],
     ],
-    family: 'speech',
+    family,
   };
 }
 
@@ -192,7 +192,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     const deprecation = markDeprecated(options.successorDocsUrl);
-    const framing = layout === 'current' ? currentFraming : legacyFraming(options.jsonChunks);
+    // `<name>/stream` keeps its framing on both prefixes (the service moved those routes unchanged).
+    const framing = legacyFraming(options.jsonChunks, family);
     const errors = speechErrorsOf(layout);
     for (const { path, model, deprecated } of speechRouteNamesFor('stream')) {
       app.post(`/${path}/stream`, {
@@ -235,7 +236,11 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
         produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
         response: errors,
       },
-      handler: (request, reply) => getSpeech(request, reply, currentRequest(request.body, request, reply), true),
+      // pcm is raw samples here (clients feed the bytes straight to a player); only wav is a file.
+      handler: (request, reply) => {
+        const synthesisRequest = currentRequest(request.body, request, reply);
+        return getSpeech(request, reply, synthesisRequest, synthesisRequest.outputFormat === 'wav');
+      },
     });
     app.post('/tts/live', {
       config: { rateFamily: 'synthesis' },
@@ -246,7 +251,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
         produces: ['text/event-stream'],
         response: errors,
       },
-      handler: (request, reply) => stream(request, reply, currentRequest(request.body, request, reply), framing),
+      handler: (request, reply) => stream(request, reply, currentRequest(request.body, request, reply), currentFraming),
     });
   };
 }
