@@ -94,6 +94,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
   const { synthesis } = options;
   const layout = options.layout ?? 'legacy';
   const family: RouteFamily = layout === 'current' ? 'waves' : 'speech';
+  const deprecation = markDeprecated(options.successorDocsUrl);
 
   async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
     const prepared = await synthesis.prepare(synthesisRequest);
@@ -164,7 +165,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
    */
   function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
     const model = speechModelOf(body.model)!;
-    if (isDeprecatedSpeechModelValue(body.model)) void markDeprecated(options.successorDocsUrl)(request, reply);
+    if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
     const accept = String(request.headers.accept ?? '');
     const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
     const schema = modelSchema(model);
@@ -181,17 +182,19 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     const error = Value.Errors(schema, candidate).First();
     if (error) {
       const field = error.path.replace(/^\//, '');
-      const allowed = (error.schema as { enum?: unknown[]; minimum?: number; maximum?: number }).enum;
-      throw new InvalidRequestError(
-        `${field} ${allowed ? `must be one of ${allowed.join(', ')}` : error.message} for model ${body.model}`,
-      );
+      const rule = error.schema as { enum?: unknown[]; minimum?: number; maximum?: number };
+      const must = rule.enum
+        ? `must be one of ${rule.enum.join(', ')}`
+        : rule.minimum !== undefined && rule.maximum !== undefined
+          ? `must be ${rule.minimum} to ${rule.maximum}`
+          : error.message;
+      throw new InvalidRequestError(`${field} ${must} for model ${body.model}`);
     }
     return toRequest(model, candidate, request.accountId);
   }
 
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    const deprecation = markDeprecated(options.successorDocsUrl);
     // `<name>/stream` keeps its framing on both prefixes (the service moved those routes unchanged).
     const framing = legacyFraming(options.jsonChunks, family);
     const errors = speechErrorsOf(layout);
