@@ -1,8 +1,10 @@
 /**
  * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
- * on the configured port). Two encapsulated families under /api/v1 carry their own auth, rate
- * limits and error shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt"
- * (transcription, jobs). A route family is registered when the dependency it serves is given.
+ * on the configured port). Encapsulated families carry their own auth, rate limits and error
+ * shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt" (transcription, jobs),
+ * each under /api/v1 (the spec's bodies) and /waves/v1 (the service's current layout and error
+ * shape), stt once per transcription name. A route family is registered when the dependency it
+ * serves is given.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -25,7 +27,7 @@ import type { HeldEngines } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
-import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
+import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
@@ -40,13 +42,14 @@ import { voiceCloningRoutes } from './routes/voice-cloning.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { modelRoutes } from './routes/models.js';
+import { layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
 import type { RouteRegistrar } from './routes/registrar.js';
 import { asyncApiDocument } from './schemas/asyncapi.js';
-import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
+import { SpeechErrorBody, SttErrorBody, WavesErrorBody } from './schemas/common.js';
 
 const MAX_PATH_PARAM_CHARS = 1024;
 
@@ -107,7 +110,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       reply.header('X-Request-Id', request.id);
       const message =
         err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `A path segment is longer than ${MAX_PATH_PARAM_CHARS} characters` : 'The URL is not valid';
-      return sendError(request, reply, new InvalidRequestError(message), request.url.startsWith('/api/v1/stt/') ? 'stt' : 'speech');
+      return sendError(request, reply, new InvalidRequestError(message), familyOfUrl(request.url));
     },
   });
   enforceConnectionLimits(app, config.http);
@@ -119,6 +122,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   });
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
+  app.addSchema(WavesErrorBody);
 
   await app.register(swagger, {
     openapi: {
@@ -151,74 +155,13 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
 
-  await app.register(
-    async (speech) => {
-      useErrorMapping(speech, 'speech', knownRoutes);
-      speech.addHook('onRequest', authenticate);
-      speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-      await speech.register(voiceRoutes(deps));
-      await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
-      if (deps.synthesis) {
-        await speech.register(
-          synthesisRoutes({
-            synthesis: deps.synthesis,
-            maxTextChars: config.limits.maxTextChars,
-            jsonChunks: config.synthesis.jsonChunks,
-            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
-            successorDocsUrl: config.publicDocsUrl,
-          }),
-        );
-        if (deps.sockets) {
-          await speech.register(
-            realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
-          );
-        }
-      }
-      if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes }));
-      if (deps.models) await speech.register(modelRoutes(deps.models));
-      for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
-    },
-    { prefix: '/api/v1' },
-  );
-
-  await app.register(
-    async (stt) => {
-      useErrorMapping(stt, 'stt', knownRoutes);
-      stt.addHook('onRequest', authenticate);
-      stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
-      const { jobs, transcription } = deps;
-      if (jobs) await stt.register(jobRoutes({ jobs }));
-      if (deps.streamingEngines && deps.sockets) {
-        await stt.register(
-          realtimeTranscriptionRoutes({
-            engines: deps.streamingEngines,
-            sockets: deps.sockets,
-            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
-            partialSlots: config.transcription.workers,
-          }),
-        );
-      }
-      if (transcription) {
-        await stt.register(
-          transcriptionRoutes({
-            ...transcription,
-            maxUploadBytes: config.limits.maxUploadBytes,
-            ...(jobs && {
-              async validateWebhook(url, extra) {
-                jobs.checkWebhookUrl(url);
-                if (extra !== undefined) parseWebhookExtra(extra);
-              },
-              async submitJob(job) {
-                await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
-              },
-            }),
-          }),
-        );
-      }
-      for (const routes of deps.extraRoutes?.stt ?? []) await stt.register(routes);
-    },
-    { prefix: '/api/v1/stt' },
-  );
+  // Every family is served under each prefix of the route table; the current layout answers its own error shape.
+  for (const prefix of ROUTE_PREFIXES) {
+    await app.register(speechFamily(deps, prefix, { knownRoutes, authenticate, limiters }), { prefix });
+    for (const name of TRANSCRIPTION_ROUTE_NAMES) {
+      await app.register(sttFamily(deps, prefix, name, { knownRoutes, authenticate, limiters }), { prefix: `${prefix}/${name}` });
+    }
+  }
 
   await app.register(
     async (openai) => {
@@ -234,4 +177,95 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   );
 
   return app;
+}
+
+/** What every family plugin shares: the route list for 405s, authentication and the rate limiters. */
+interface FamilyContext {
+  knownRoutes: KnownRoutes;
+  authenticate: ReturnType<typeof bearerAuth>;
+  limiters: Record<'synthesis' | 'transcription' | 'management', ReturnType<typeof rateLimit>>;
+}
+
+/** The error family of a URL the router refused before any route was chosen. */
+function familyOfUrl(url: string): RouteFamily {
+  if (url.startsWith('/waves/v1/')) return 'waves';
+  return TRANSCRIPTION_ROUTE_NAMES.some((name) => url.startsWith(`/api/v1/${name}/`)) ? 'stt' : 'speech';
+}
+
+/** Synthesis, voices, clones and dictionaries (and model admin on the legacy prefix) under one prefix. */
+function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authenticate, limiters }: FamilyContext) {
+  const { config } = deps;
+  const layout = layoutOf(prefix);
+  const successorDocsUrl = config.publicDocsUrl;
+  return async (speech: FastifyInstance) => {
+    useErrorMapping(speech, layout === 'current' ? 'waves' : 'speech', knownRoutes);
+    speech.addHook('onRequest', authenticate);
+    speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+    await speech.register(voiceRoutes({ voices: deps.voices, clonedVoices: deps.clonedVoices, layout, successorDocsUrl }));
+    await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits, layout }));
+    if (deps.synthesis) {
+      await speech.register(
+        synthesisRoutes({
+          synthesis: deps.synthesis,
+          maxTextChars: config.limits.maxTextChars,
+          jsonChunks: config.synthesis.jsonChunks,
+          writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+          successorDocsUrl,
+          layout,
+        }),
+      );
+      if (deps.sockets) {
+        await speech.register(
+          realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
+        );
+      }
+    }
+    if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
+    if (layout !== 'legacy') return;
+    if (deps.models) await speech.register(modelRoutes(deps.models));
+    for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
+  };
+}
+
+/** Transcription and jobs under `<prefix>/<name>`; `POST /waves/v1/stt` (and `/stt/`) is the current layout's. */
+function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRoutes, authenticate, limiters }: FamilyContext) {
+  const { config } = deps;
+  const layout = layoutOf(prefix);
+  return async (stt: FastifyInstance) => {
+    useErrorMapping(stt, layout === 'current' ? 'waves' : 'stt', knownRoutes);
+    stt.addHook('onRequest', authenticate);
+    stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
+    const { jobs, transcription } = deps;
+    if (jobs) await stt.register(jobRoutes({ jobs, layout }));
+    if (deps.streamingEngines && deps.sockets) {
+      await stt.register(
+        realtimeTranscriptionRoutes({
+          engines: deps.streamingEngines,
+          sockets: deps.sockets,
+          writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+          partialSlots: config.transcription.workers,
+        }),
+      );
+    }
+    if (transcription) {
+      await stt.register(
+        transcriptionRoutes({
+          ...transcription,
+          maxUploadBytes: config.limits.maxUploadBytes,
+          layout,
+          paths: layout === 'current' && name === 'stt' ? ['/get_text', '/'] : ['/get_text'],
+          ...(jobs && {
+            async validateWebhook(url, extra) {
+              jobs.checkWebhookUrl(url);
+              if (extra !== undefined) parseWebhookExtra(extra);
+            },
+            async submitJob(job) {
+              await jobs.submit({ ...job, webhookExtra: job.webhookExtra === undefined ? {} : parseWebhookExtra(job.webhookExtra) });
+            },
+          }),
+        }),
+      );
+    }
+    if (layout === 'legacy' && name === 'stt') for (const routes of deps.extraRoutes?.stt ?? []) await stt.register(routes);
+  };
 }

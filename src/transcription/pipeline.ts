@@ -34,6 +34,8 @@ export interface TranscribeAudioOptions {
   /** ISO 639-1 code, or "multi" to have a language-detecting recogniser pick it. */
   language: string;
   wordTimestamps: boolean;
+  /** Utterances (sentence times) without the words (sentence_timestamps=true). */
+  sentenceTimestamps?: boolean;
   diarize: boolean;
   signal?: AbortSignal;
   /** A pause longer than this ends an utterance; default 0.8 s (config transcription.utterancePauseSeconds). */
@@ -62,7 +64,7 @@ export interface AudioTranscript {
   language: string;
   /** Always present, empty unless wordTimestamps (word_timestamps=true). */
   words: Word[];
-  /** Always present, empty unless wordTimestamps (word_timestamps=true). */
+  /** Always present, empty unless wordTimestamps or sentenceTimestamps. */
   utterances: Utterance[];
   /** Seconds of the input audio. */
   duration: number;
@@ -192,7 +194,7 @@ export async function transcribeAudio(
     transcription: joinWords(segments.map((s) => s.text).filter(Boolean)),
     language: options.language === 'multi' ? detectedLanguage(segments, recognizer) : options.language,
     words: options.wordTimestamps ? labelled : [],
-    utterances: options.wordTimestamps ? utterances : [],
+    utterances: options.wordTimestamps || options.sentenceTimestamps ? utterances : [],
     duration,
     segments,
     speakerTurns: utterances.length ? utterances : segments.map((s) => ({ text: s.text, start: s.start, end: s.end, speaker: speakerLabel(0) })),

@@ -69,6 +69,7 @@ async function transcribeWith(
     {
       language: options.language,
       wordTimestamps: options.wordTimestamps,
+      sentenceTimestamps: options.sentenceTimestamps,
       diarize: options.diarize,
       signal,
       utterancePauseSeconds: deps.utterancePauseSeconds,

@@ -7,6 +7,8 @@ export interface TranscriptionOptions {
   /** ISO 639-1 code or "multi" (detect). */
   language: string;
   wordTimestamps: boolean;
+  /** Utterances with their times even without word timestamps (the current layout's sentence_timestamps). */
+  sentenceTimestamps?: boolean;
   diarize: boolean;
   ageDetection: boolean;
   genderDetection: boolean;

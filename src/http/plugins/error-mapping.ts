@@ -1,7 +1,10 @@
 /**
  * The one place where errors become wire bodies. Two route families answer differently:
  * - "speech" (synthesis, voices, dictionaries): `{error: <type>, message: <sentence>}`;
- * - "stt" (transcription and jobs): `{error: <sentence>, request_id}`.
+ * - "stt" (transcription and jobs): `{error: <sentence>, request_id}`;
+ * - "waves" (every route under /waves/v1, the service's current layout): `{status: "error", error:
+ *   <type>, message: <sentence>, request_id}`, the error message of the service's WebSocket, which its
+ *   clients also read from REST answers (`message`; the older SDK reads `error` and `message` too).
  * Fastify's own errors (validation, bad JSON, body too large, unsupported media type) are first
  * turned into domain errors so both families see one vocabulary. No stack trace leaves here.
  * Every channel goes through toWireError: a REST reply (sendError), an SSE error event and a
@@ -19,7 +22,7 @@ import {
 } from '../../errors.js';
 import { validationMessage } from './validation-messages.js';
 
-export type RouteFamily = 'speech' | 'stt';
+export type RouteFamily = 'speech' | 'stt' | 'waves';
 
 /**
  * The stt family answers these statuses with a fixed sentence whatever the cause (clients match
@@ -39,6 +42,9 @@ export function sttTooLargeSentence(limitBytes: number): string {
   const mb = limitBytes > 0 ? Math.round((limitBytes / 2 ** 20) * 10) / 10 : 25;
   return `File size exceeds maximum limit of ${mb}MB`;
 }
+
+const WAVES_UNSUPPORTED_AUDIO =
+  'The audio could not be read: send an audio file (WAV, MP3, FLAC, Ogg, WebM, MP4, …) or headerless audio with encoding and sample_rate';
 
 /** Turn anything thrown into a ParleyError, or null when it is an unexpected (500) error. */
 export function toDomainError(err: unknown, family: RouteFamily): ParleyError | null {
@@ -65,7 +71,7 @@ export function toDomainError(err: unknown, family: RouteFamily): ParleyError | 
 
 export interface WireError {
   status: number;
-  body: { error: string; message?: string; request_id?: string };
+  body: { status?: 'error'; error: string; message?: string; request_id?: string };
   /** Whole seconds (at least 1) a client should wait before retrying, when the error says so. */
   retryAfter?: number;
   /** The domain error, or null when the cause was unexpected (its detail stays in the log). */
@@ -89,6 +95,16 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
     const sentence =
       known instanceof PayloadTooLargeError ? sttTooLargeSentence(known.limitBytes) : (sttSentences[known.status] ?? known.message);
     return { error: sentence, request_id: requestId };
+  }
+  if (family === 'waves') {
+    // On this layout audio of any Content-Type is read, so the legacy "audio/*" sentence would mislead.
+    const message =
+      known.status === 500
+        ? 'An unexpected error occurred'
+        : known instanceof UnsupportedAudioError && known.message === new UnsupportedAudioError().message
+          ? WAVES_UNSUPPORTED_AUDIO
+          : known.message;
+    return { status: 'error', error: known.code, message, request_id: requestId };
   }
   const message = known.status === 500 ? 'An unexpected error occurred' : known.message;
   return { error: known.code, message };

@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import type { JobService } from '../../jobs/job-service.js';
-import { MAX_REQUEST_ID_CHARS } from '../schemas/common.js';
+import { MAX_REQUEST_ID_CHARS, wavesErrors } from '../schemas/common.js';
+import type { RouteLayout } from './product-names.js';
 
 const Attempt = Type.Object({
   attempt: Type.Integer(),
@@ -31,7 +32,8 @@ const Job = Type.Object({
 const sttErrors = { 401: Type.Ref('SttError'), 404: Type.Ref('SttError'), 429: Type.Ref('SttError'), 500: Type.Ref('SttError') };
 
 /** A job's state and delivery attempts, for its owner only (another account's id answers 404). */
-export function jobRoutes(deps: { jobs: JobService }) {
+export function jobRoutes(deps: { jobs: JobService; layout?: RouteLayout }) {
+  const errors = deps.layout === 'current' ? wavesErrors : sttErrors;
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/jobs/:request_id', {
@@ -39,7 +41,7 @@ export function jobRoutes(deps: { jobs: JobService }) {
         tags: ['stt'],
         summary: 'State and webhook delivery attempts of an asynchronous transcription',
         params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: MAX_REQUEST_ID_CHARS }) }),
-        response: { 200: Job, ...sttErrors },
+        response: { 200: Job, ...errors },
       },
       handler: async (request) => {
         const { request_id: requestId } = request.params;

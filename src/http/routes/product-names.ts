@@ -4,11 +4,18 @@
  * under `/waves/v1`; Parley's neutral names (`tts-v2`, `stt`) stay too. Every route family
  * registers its handlers once per entry here: aliases are routing, never copies of handlers.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
 
 /** Where the per-model routes live: `<prefix>/<path name>/…`. */
 export const ROUTE_PREFIXES = ['/api/v1', '/waves/v1'] as const;
 export type RoutePrefix = (typeof ROUTE_PREFIXES)[number];
+
+/**
+ * What a path name serves: `stream` and `get_speech` (synthesis), `get_voices`, `add_voice`, and
+ * `clones` (`get_cloned_voices` and `DELETE <prefix>/<path>`).
+ */
+export type SpeechOperation = 'stream' | 'get_speech' | 'get_voices' | 'add_voice' | 'clones';
 
 export interface SpeechRouteName {
   /** The path segment: `/api/v1/<path>/get_speech`. */
@@ -16,22 +23,49 @@ export interface SpeechRouteName {
   model: ModelGeneration;
   /** Answered with `Deprecation: true` (and a successor link where one is known). */
   deprecated: boolean;
+  operations: readonly SpeechOperation[];
 }
 
 /** Synthesis path names, each served for its model's operations only. */
 export const SPEECH_ROUTE_NAMES: readonly SpeechRouteName[] = [
-  { path: 'tts-large', model: 'tts-large', deprecated: true },
-  { path: 'tts-v2', model: 'tts-v2', deprecated: false },
-  { path: 'tts-v3.1', model: 'tts-v3.1', deprecated: false },
+  { path: 'tts-large', model: 'tts-large', deprecated: true, operations: ['stream', 'add_voice', 'clones'] },
+  { path: 'tts-v2', model: 'tts-v2', deprecated: false, operations: ['stream', 'get_speech', 'get_voices'] },
+  { path: 'tts-v3.1', model: 'tts-v3.1', deprecated: false, operations: ['stream', 'get_speech', 'get_voices', 'add_voice'] },
   // The original product model; its nearest generation serves it.
-  { path: 'lightning', model: 'tts-v2', deprecated: true },
-  { path: 'lightning-large', model: 'tts-large', deprecated: true },
-  { path: 'lightning-v2', model: 'tts-v2', deprecated: false },
-  { path: 'lightning-v3.1', model: 'tts-v3.1', deprecated: false },
+  { path: 'lightning', model: 'tts-v2', deprecated: true, operations: ['stream', 'get_speech', 'get_voices'] },
+  // The official Node SDK calls get_speech and get_voices here too.
+  { path: 'lightning-large', model: 'tts-large', deprecated: true, operations: ['stream', 'get_speech', 'get_voices', 'add_voice', 'clones'] },
+  { path: 'lightning-v2', model: 'tts-v2', deprecated: false, operations: ['stream', 'get_speech', 'get_voices'] },
+  { path: 'lightning-v3.1', model: 'tts-v3.1', deprecated: false, operations: ['stream', 'get_speech', 'get_voices', 'add_voice'] },
 ];
 
-/** Transcription path names: `/api/v1/<path>/get_text`. */
+/** The path names that serve an operation. */
+export function speechRouteNamesFor(operation: SpeechOperation): SpeechRouteName[] {
+  return SPEECH_ROUTE_NAMES.filter((name) => name.operations.includes(operation));
+}
+
+/** The product names (`lightning-v3.1`, …) a model answers to, as the clone list's `modelIds` gives them. */
+export function productNamesOf(model: ModelGeneration): string[] {
+  return SPEECH_ROUTE_NAMES.filter((name) => name.model === model && name.path.startsWith('lightning')).map((name) => name.path);
+}
+
+/**
+ * The onRequest hook of a deprecated route: `Deprecation: true`, and a `Link` to the successor's
+ * documentation when one is configured.
+ */
+export function markDeprecated(successorDocsUrl: string | undefined) {
+  return async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    reply.header('Deprecation', 'true');
+    if (successorDocsUrl) reply.header('Link', `<${successorDocsUrl}>; rel="successor-version"`);
+  };
+}
+
+/** Transcription path names: `/api/v1/<path>/get_text`, `/api/v1/<path>/jobs/:request_id`. */
 export const TRANSCRIPTION_ROUTE_NAMES: readonly string[] = ['stt', 'pulse'];
+
+/** The layout a prefix serves: the legacy one keeps the spec's error bodies, the current one the service's. */
+export type RouteLayout = 'legacy' | 'current';
+export const layoutOf = (prefix: RoutePrefix): RouteLayout => (prefix === '/waves/v1' ? 'current' : 'legacy');
 
 /** `model` values in bodies and queries, as real clients spell them, to Parley's synthesis models. */
 const SPEECH_MODEL_VALUES: Readonly<Record<string, ModelGeneration>> = {
@@ -48,6 +82,16 @@ const SPEECH_MODEL_VALUES: Readonly<Record<string, ModelGeneration>> = {
   'lightning_v3.1_pro': 'tts-v3.1',
   'lightning-v3.1-pro': 'tts-v3.1',
 };
+
+/** `model` values of the product's retired models: still served, answered with `Deprecation: true`. */
+const DEPRECATED_SPEECH_MODEL_VALUES: ReadonlySet<string> = new Set(['tts-large', 'lightning', 'lightning-large', 'lightning_large']);
+
+export function isDeprecatedSpeechModelValue(value: string): boolean {
+  return DEPRECATED_SPEECH_MODEL_VALUES.has(value);
+}
+
+/** The `model` of `POST /waves/v1/tts` when the body names none. */
+export const DEFAULT_SPEECH_MODEL_VALUE = 'lightning_v3.1';
 
 /** Every synthesis `model` value accepted on the wire. */
 export const SPEECH_MODEL_SPELLINGS: readonly string[] = Object.keys(SPEECH_MODEL_VALUES);

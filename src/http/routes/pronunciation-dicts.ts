@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { DictionaryLimitError, type PronunciationDictRepository, type PronunciationItem } from '../../store/pronunciation-dict-repository.js';
 import type { PronunciationDictCache } from '../../synthesis/pronunciation-dict-cache.js';
-import { DictId, speechErrors } from '../schemas/common.js';
+import { DictId, speechErrorsOf } from '../schemas/common.js';
+import type { RouteLayout } from './product-names.js';
 
 const Item = Type.Object({
   word: Type.String({ minLength: 1, maxLength: 200 }),
@@ -18,12 +19,14 @@ export interface PronunciationDictRouteOptions {
   /** Compiles a dictionary as it is saved (so no request pays for it) and drops it when deleted. */
   cache?: Pick<PronunciationDictCache, 'remember' | 'forget'>;
   limits: { maxDictEntries: number; maxDictsPerAccount: number };
+  layout?: RouteLayout;
 }
 
 /** List, create, replace and delete the caller's dictionaries; another account's ids answer 404. */
 export function pronunciationDictRoutes(deps: PronunciationDictRouteOptions) {
   const wire = (d: { id: string; items: PronunciationItem[]; createdAt: string }) => ({ id: d.id, items: d.items, createdAt: d.createdAt });
   const Items = Type.Array(Item, { minItems: 1, maxItems: deps.limits.maxDictEntries });
+  const speechErrors = speechErrorsOf(deps.layout);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['pronunciation-dicts'];

@@ -1,17 +1,30 @@
 /**
- * Synthesis routes: /stream (Server-Sent Events of base64 chunks) for all three models and /get_speech
- * (whole file, point 11) for tts-v2 and tts-v3.1. Thin: schema → SynthesisRequest → use case.
+ * Synthesis routes, one handler per operation registered under every name of the route table:
+ * `<name>/stream` (Server-Sent Events of base64 chunks) and `<name>/get_speech` (one whole file),
+ * and on the current layout `POST /tts` (whole file) and `POST /tts/live` (SSE), whose body names
+ * the model. Thin: schema → SynthesisRequest → use case.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
+import type { OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { AbortedError } from '../../errors.js';
-import { logWireError, streamErrorMessage, toWireError } from '../plugins/error-mapping.js';
+import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { SseStream } from '../plugins/sse.js';
-import { speechErrors } from '../schemas/common.js';
-import { speechRequestSchema, type SpeechBody } from '../schemas/speech-request.js';
+import { speechErrorsOf } from '../schemas/common.js';
+import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
+import {
+  DEFAULT_SPEECH_MODEL_VALUE,
+  isDeprecatedSpeechModelValue,
+  markDeprecated,
+  SPEECH_MODEL_SPELLINGS,
+  speechModelOf,
+  speechRouteNamesFor,
+  type RouteLayout,
+} from './product-names.js';
 
 export interface SynthesisRouteOptions {
   synthesis: SynthesisService;
@@ -20,8 +33,10 @@ export interface SynthesisRouteOptions {
   jsonChunks: boolean;
   /** A stream whose client has not taken a write for this long is closed (config.http). */
   writeStallTimeoutMs?: number;
-  /** Where tts-large's Deprecation Link header points (the tts-v2 docs). */
+  /** Where a deprecated name's Deprecation Link header points (the tts-v2 docs). */
   successorDocsUrl: string;
+  /** The layout of the prefix these routes are registered under (the current one adds /tts and /tts/live). */
+  layout?: RouteLayout;
 }
 
 const CHUNK_BYTES = 1024;
@@ -42,11 +57,47 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
   };
 }
 
+/** How a stream's events are framed on the wire: the legacy layout's, or the current layout's. */
+interface StreamFraming {
+  chunk(b64: string): [string, string][];
+  complete(summary: { requestId: string; chunks: number; audioSeconds: number }): [string, string][];
+  family: RouteFamily;
+}
+
+function legacyFraming(jsonChunks: boolean, family: RouteFamily): StreamFraming {
+  return {
+    chunk: (b64) => [
+      ['event', 'chunk'],
+      ['data', jsonChunks ? JSON.stringify({ audio: b64, done: false }) : b64],
+      ['done', 'false'],
+    ],
+    complete: ({ requestId, chunks, audioSeconds }) => [
+      ['event', 'complete'],
+      ['data', JSON.stringify({ done: true, status: '200', request_id: requestId, chunks, audio_seconds: audioSeconds })],
+      ['done', 'true'],
+    ],
+    family,
+  };
+}
+
+/** The current layout: `event: audio` frames of `{"audio"}`, then one `{"done": true}`. */
+const currentFraming: StreamFraming = {
+  chunk: (b64) => [
+    ['event', 'audio'],
+    ['data', JSON.stringify({ audio: b64 })],
+  ],
+  complete: () => [['data', JSON.stringify({ done: true })]],
+  family: 'waves',
+};
+
 export function synthesisRoutes(options: SynthesisRouteOptions) {
   const { synthesis } = options;
+  const layout = options.layout ?? 'legacy';
+  const family: RouteFamily = layout === 'current' ? 'waves' : 'speech';
+  const deprecation = markDeprecated(options.successorDocsUrl);
 
-  async function stream(model: ModelGeneration, body: SpeechBody, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const prepared = await synthesis.prepare(toRequest(model, body, request.accountId));
+  async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
+    const prepared = await synthesis.prepare(synthesisRequest);
     const sse = new SseStream(reply, options.writeStallTimeoutMs);
     const stats: SynthesisStats = { samples: 0 };
     const bytes = synthesis.encodedStream(prepared, sse.abort.signal, stats);
@@ -57,12 +108,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     let chunks = 0;
     const sendChunk = async (chunk: Uint8Array) => {
       chunks++;
-      const b64 = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
-      await sse.send([
-        ['event', 'chunk'],
-        ['data', options.jsonChunks ? JSON.stringify({ audio: b64, done: false }) : b64],
-        ['done', 'false'],
-      ]);
+      await sse.send(framing.chunk(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64')));
     };
     try {
       if (!first.done) for (const c of chunker.push(first.value)) await sendChunk(c);
@@ -72,30 +118,18 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       }
       const rest = chunker.flush();
       if (rest) await sendChunk(rest);
-      await sse.send([
-        ['event', 'complete'],
-        [
-          'data',
-          JSON.stringify({
-            done: true,
-            status: '200',
-            request_id: request.id,
-            chunks,
-            audio_seconds: Math.round((stats.samples / prepared.request.sampleRate) * 1000) / 1000,
-          }),
-        ],
-        ['done', 'true'],
-      ]);
+      const audioSeconds = Math.round((stats.samples / prepared.request.sampleRate) * 1000) / 1000;
+      await sse.send(framing.complete({ requestId: request.id, chunks, audioSeconds }));
     } catch (err) {
       if (err instanceof AbortedError || sse.isClosed) {
         request.log.info({ chunks }, 'client went away: synthesis stopped');
       } else {
         // The status line is gone; the error event carries what the REST body would have said.
-        const wire = toWireError(err, 'speech', request.id);
+        const wire = toWireError(err, framing.family, request.id);
         logWireError(request.log, wire, err, 'synthesis stopped after the stream began');
         await sse.send([
           ['event', 'error'],
-          ['data', JSON.stringify(streamErrorMessage(wire, request.id))],
+          ['data', JSON.stringify(framing.family === 'waves' ? wire.body : streamErrorMessage(wire, request.id))],
         ]);
       }
     } finally {
@@ -104,13 +138,13 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     }
   }
 
-  async function getSpeech(model: ModelGeneration, body: SpeechBody, request: FastifyRequest, reply: FastifyReply) {
-    const prepared = await synthesis.prepare(toRequest(model, body, request.accountId));
+  async function getSpeech(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, wavHeader: boolean) {
+    const prepared = await synthesis.prepare(synthesisRequest);
     const abort = new AbortController();
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    const file = await synthesis.wholeFile(prepared, { wavHeader: body.add_wav_header !== false }, abort.signal);
+    const file = await synthesis.wholeFile(prepared, { wavHeader }, abort.signal);
     return reply
       .header('Content-Type', file.contentType)
       .header('X-Sample-Rate', String(file.sampleRate))
@@ -118,42 +152,109 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       .send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength));
   }
 
+  const modelSchemas = new Map<ModelGeneration, ReturnType<typeof speechRequestSchema>>();
+  const modelSchema = (model: ModelGeneration) => {
+    let schema = modelSchemas.get(model);
+    if (!schema) modelSchemas.set(model, (schema = speechRequestSchema(model, options.maxTextChars)));
+    return schema;
+  };
+
+  /**
+   * A current-layout body as the request of the model it names, checked against that model's own
+   * rules (its rates and languages). The format defaults to wav when Accept asks for it, else pcm.
+   */
+  function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
+    const model = speechModelOf(body.model)!;
+    if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
+    const accept = String(request.headers.accept ?? '');
+    const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
+    const schema = modelSchema(model);
+    const candidate = Value.Default(schema, {
+      text: body.text,
+      voice_id: body.voice_id,
+      speed: body.speed,
+      language: body.language,
+      output_format: format,
+      ...(body.sample_rate === undefined ? {} : { sample_rate: body.sample_rate }),
+      ...(body.consistency === undefined ? {} : { consistency: body.consistency }),
+      ...(body.pronunciation_dicts === undefined ? {} : { pronunciation_dicts: body.pronunciation_dicts }),
+    }) as SpeechBody;
+    const error = Value.Errors(schema, candidate).First();
+    if (error) {
+      const field = error.path.replace(/^\//, '');
+      const rule = error.schema as { enum?: unknown[]; minimum?: number; maximum?: number };
+      const must = rule.enum
+        ? `must be one of ${rule.enum.join(', ')}`
+        : rule.minimum !== undefined && rule.maximum !== undefined
+          ? `must be ${rule.minimum} to ${rule.maximum}`
+          : error.message;
+      throw new InvalidRequestError(`${field} ${must} for model ${body.model}`);
+    }
+    return toRequest(model, candidate, request.accountId);
+  }
+
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    for (const model of ['tts-large', 'tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
-      const body = speechRequestSchema(model, options.maxTextChars);
-      const deprecated = model === 'tts-large';
-      const onRequest = deprecated
-        ? async (_req: FastifyRequest, reply: FastifyReply) => {
-            reply.header('Deprecation', 'true');
-            reply.header('Link', `<${options.successorDocsUrl}>; rel="successor-version"`);
-          }
-        : undefined;
-      app.post(`/${model}/stream`, {
+    // `<name>/stream` keeps its framing on both prefixes (the service moved those routes unchanged).
+    const framing = legacyFraming(options.jsonChunks, family);
+    const errors = speechErrorsOf(layout);
+    for (const { path, model, deprecated } of speechRouteNamesFor('stream')) {
+      app.post(`/${path}/stream`, {
         config: { rateFamily: 'synthesis' },
-        ...(onRequest ? { onRequest } : {}),
+        ...(deprecated ? { onRequest: deprecation } : {}),
         schema: {
-          tags: [model],
-          summary: `Stream speech as Server-Sent Events of base64 audio chunks (≤ ${CHUNK_BYTES} bytes)${deprecated ? ' — deprecated, use tts-v2' : ''}`,
+          tags: [path],
+          summary: `Stream speech (${model}) as Server-Sent Events of base64 audio chunks (≤ ${CHUNK_BYTES} bytes)${deprecated ? ' — deprecated' : ''}`,
           deprecated,
-          body,
+          body: modelSchema(model),
           produces: ['text/event-stream'],
-          response: speechErrors,
+          response: errors,
         },
-        handler: (request, reply) => stream(model, request.body, request, reply),
-      });
-      if (deprecated) continue;
-      app.post(`/${model}/get_speech`, {
-        config: { rateFamily: 'synthesis' },
-        schema: {
-          tags: [model],
-          summary: 'Synthesise the whole text and return one audio file',
-          body,
-          produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
-          response: speechErrors,
-        },
-        handler: (request, reply) => getSpeech(model, request.body, request, reply),
+        handler: (request, reply) => stream(request, reply, toRequest(model, request.body, request.accountId), framing),
       });
     }
+    for (const { path, model, deprecated } of speechRouteNamesFor('get_speech')) {
+      app.post(`/${path}/get_speech`, {
+        config: { rateFamily: 'synthesis' },
+        ...(deprecated ? { onRequest: deprecation } : {}),
+        schema: {
+          tags: [path],
+          summary: `Synthesise the whole text (${model}) and return one audio file${deprecated ? ' — deprecated' : ''}`,
+          deprecated,
+          body: modelSchema(model),
+          produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
+          response: errors,
+        },
+        handler: (request, reply) => getSpeech(request, reply, toRequest(model, request.body, request.accountId), request.body.add_wav_header !== false),
+      });
+    }
+    if (layout !== 'current') return;
+    const body = currentSpeechRequestSchema(options.maxTextChars, SPEECH_MODEL_SPELLINGS, DEFAULT_SPEECH_MODEL_VALUE);
+    app.post('/tts', {
+      config: { rateFamily: 'synthesis' },
+      schema: {
+        tags: ['tts'],
+        summary: 'Synthesise the whole text and return one audio file (the model is a body field)',
+        body,
+        produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
+        response: errors,
+      },
+      // pcm is raw samples here (clients feed the bytes straight to a player); only wav is a file.
+      handler: (request, reply) => {
+        const synthesisRequest = currentRequest(request.body, request, reply);
+        return getSpeech(request, reply, synthesisRequest, synthesisRequest.outputFormat === 'wav');
+      },
+    });
+    app.post('/tts/live', {
+      config: { rateFamily: 'synthesis' },
+      schema: {
+        tags: ['tts'],
+        summary: 'Stream speech as Server-Sent Events: `event: audio` frames of {"audio": base64}, then {"done": true}',
+        body,
+        produces: ['text/event-stream'],
+        response: errors,
+      },
+      handler: (request, reply) => stream(request, reply, currentRequest(request.body, request, reply), currentFraming),
+    });
   };
 }

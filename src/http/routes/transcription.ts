@@ -1,13 +1,18 @@
 /**
- * POST /api/v1/stt/get_text: raw audio/* bytes (read with the upload cap enforced while reading)
- * or JSON {url}. With webhook_url the job is stored and the answer is immediate.
+ * POST <name>/get_text under every transcription name: raw audio/* bytes (read with the upload cap
+ * enforced while reading) or JSON {url}. With webhook_url the job is stored and the answer is
+ * immediate. On the current layout (POST /waves/v1/stt) bytes of any Content-Type are read (the
+ * bytes say the format; `encoding` and `sample_rate` describe headerless audio) and
+ * `sentence_timestamps` adds the utterances.
  */
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
-import { TranscriptionQuery } from '../schemas/transcription-query.js';
+import { wavesErrors } from '../schemas/common.js';
+import { CurrentTranscriptionQuery, TranscriptionQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
+import type { RouteLayout } from './product-names.js';
 
 export interface TranscriptionRouteOptions {
   transcribe: Transcribe;
@@ -25,9 +30,22 @@ export interface TranscriptionRouteOptions {
   }): Promise<void>;
   /** Check webhook_url and webhook_extra before anything is read or stored (throws InvalidRequestError). */
   validateWebhook?(url: string, extra: string | undefined): Promise<void>;
+  layout?: RouteLayout;
+  /** Paths of the one handler within its prefix (default /get_text). */
+  paths?: readonly string[];
+}
+
+/** The Content-Type that describes headerless audio of an `encoding` (a container's header is read first whatever this says). */
+const RAW_TYPE_OF_ENCODING: Partial<Record<string, string>> = { linear16: 'audio/pcm', mulaw: 'audio/mulaw', alaw: 'audio/pcma' };
+
+function rawHint(q: CurrentTranscriptionQueryValues, contentTypeHeader: string): string {
+  const type = q.encoding === undefined ? undefined : RAW_TYPE_OF_ENCODING[q.encoding];
+  if (!type) return contentTypeHeader;
+  return q.sample_rate === undefined ? type : `${type};rate=${q.sample_rate}`;
 }
 
 const sttError = { $ref: 'SttError#' };
+const sttErrors = { 400: sttError, 401: sttError, 413: sttError, 429: sttError, 500: sttError, 503: sttError };
 
 function flag(v: 'true' | 'false' | undefined): boolean {
   return v === 'true';
@@ -40,31 +58,30 @@ function urlOf(body: unknown): string | undefined {
 }
 
 export function transcriptionRoutes(options: TranscriptionRouteOptions) {
+  const current = options.layout === 'current';
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // Raw audio arrives as one buffer; Fastify stops reading and answers 413 as soon as the cap is passed.
-    app.addContentTypeParser(/^audio\/[\w.+-]+/i, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
+    // The current layout reads any Content-Type as audio (JSON stays a {url} body).
+    app.addContentTypeParser(current ? '*' : /^audio\/[\w.+-]+/i, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
 
-    app.post('/get_text', {
+    for (const path of options.paths ?? ['/get_text']) app.post(path, {
       bodyLimit: options.maxUploadBytes,
       config: { rateFamily: 'transcription' },
       schema: {
         tags: ['stt'],
-        summary: 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
-        querystring: TranscriptionQuery,
-        consumes: ['audio/*', 'application/json'],
+        summary: current
+          ? 'Transcribe audio given as raw bytes of any Content-Type (the bytes say the format) or as JSON {"url": "…"}'
+          : 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
+        querystring: current ? CurrentTranscriptionQuery : TranscriptionQuery,
+        consumes: current ? ['*/*', 'application/json'] : ['audio/*', 'application/json'],
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'Transcription result, or {status: "processing", request_id} with webhook_url' }),
-          400: sttError,
-          401: sttError,
-          413: sttError,
-          429: sttError,
-          500: sttError,
-          503: sttError,
+          ...(current ? wavesErrors : sttErrors),
         },
       },
       handler: async (request, reply) => {
-        const q = request.query;
+        const q = request.query as CurrentTranscriptionQueryValues;
         const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
         const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
         const webhookUrl = q.webhook_url;
@@ -81,19 +98,22 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
 
         let input: AudioInput;
         let filename: string;
-        if (contentType.startsWith('audio/')) {
-          const bytes = request.body;
-          if (!Buffer.isBuffer(bytes)) throw new UnsupportedAudioError();
-          // The whole header: headerless PCM carries its rate and channels as parameters (audio/pcm;rate=24000).
-          input = { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: contentTypeHeader };
-          const header = request.headers['x-filename'];
-          filename = q.filename ?? (typeof header === 'string' && header ? header : 'audio');
-        } else if (contentType === 'application/json') {
+        if (contentType === 'application/json') {
           const url = urlOf(request.body);
           if (!url) throw new InvalidRequestError('Body must be a JSON object {"url": "<address of an audio file>"}');
           const fetched = await options.fetchUrl(url, abort.signal);
           input = { bytes: fetched.bytes, contentType: fetched.contentType };
           filename = fetched.filename;
+        } else if (current || contentType.startsWith('audio/')) {
+          const bytes = request.body;
+          if (!Buffer.isBuffer(bytes) || bytes.byteLength === 0) throw new UnsupportedAudioError();
+          // The whole header: headerless PCM carries its rate and channels as parameters (audio/pcm;rate=24000).
+          input = {
+            bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+            contentType: contentType.startsWith('audio/') ? contentTypeHeader : rawHint(q, contentTypeHeader),
+          };
+          const header = request.headers['x-filename'];
+          filename = q.filename ?? (typeof header === 'string' && header ? header : 'audio');
         } else {
           throw new UnsupportedAudioError();
         }
@@ -101,6 +121,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         const transcriptionOptions: TranscriptionOptions = {
           language: q.language ?? 'en',
           wordTimestamps: flag(q.word_timestamps),
+          ...(flag(q.sentence_timestamps) ? { sentenceTimestamps: true } : {}),
           diarize: flag(q.diarize),
           ageDetection: flag(q.age_detection),
           genderDetection: flag(q.gender_detection),

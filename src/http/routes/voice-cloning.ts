@@ -1,5 +1,6 @@
 /**
- * POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice: multipart `displayName` + `file`
+ * POST <name>/add_voice under every name of the route table that clones, and on the current layout
+ * POST /voice-cloning (the same form plus an optional `model`): multipart `displayName` + `file`
  * (and optional description, accent, tags, language, transcript) → a cloned voice. Thin: the
  * form, bounded while it is read, becomes a CloneRequest.
  *
@@ -8,18 +9,30 @@
  * never read, stopped the upload after its first 32 kB.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import type { VoiceCloningService } from '../../synthesis/voice-cloning.js';
 import { AddVoiceFields, AddVoiceResponse, type AddVoiceFieldValues } from '../schemas/add-voice.js';
-import { speechErrors } from '../schemas/common.js';
+import { speechErrorsOf } from '../schemas/common.js';
+import { markDeprecated, speechRouteNamesFor, type RouteLayout } from './product-names.js';
 
 export interface VoiceCloningRouteOptions {
   cloning: VoiceCloningService;
   /** Largest sample file (config cloning.maxSampleBytes). */
   maxSampleBytes: number;
+  layout?: RouteLayout;
+  /** Where a deprecated name's Deprecation Link header points. */
+  successorDocsUrl?: string;
 }
+
+/** `model` values of POST /voice-cloning: the product's current cloning model, and the older ones. */
+const CLONING_MODELS: Readonly<Record<string, ModelGeneration>> = {
+  'lightning-v3.1': 'tts-v3.1',
+  'lightning_v3.1': 'tts-v3.1',
+  'lightning-large': 'tts-large',
+};
+const DEFAULT_CLONING_MODEL = 'lightning-v3.1';
 
 /** Room for the text parts and multipart framing beside the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -78,6 +91,49 @@ function checkFields(fields: Record<string, string>): AddVoiceFieldValues {
 }
 
 export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
+  const errors = speechErrorsOf(options.layout);
+  const deprecation = markDeprecated(options.successorDocsUrl);
+
+  /** One clone from the form; `modelOf` picks the model, given the form's fields (and may take one out). */
+  async function addVoice(request: FastifyRequest, reply: FastifyReply, modelOf: (fields: Record<string, string>) => ModelGeneration) {
+    const abort = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const form = await readForm(request.body as Buffer, String(request.headers['content-type']), options.maxSampleBytes);
+    const model = modelOf(form.fields);
+    if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
+    const fields = checkFields(form.fields);
+    const row = await options.cloning.create(
+      {
+        accountId: request.accountId,
+        model,
+        displayName: fields.displayName,
+        file: form.file,
+        description: fields.description,
+        accent: fields.accent,
+        tags: (fields.tags ?? '').split(',').map((t) => t.trim()).filter(Boolean),
+        language: fields.language,
+        transcript: fields.transcript,
+      },
+      abort.signal,
+    );
+    return {
+      message: 'Voice clone created successfully',
+      data: { voiceId: row.id, displayName: row.display_name, model: row.model, status: row.status, language: row.language ?? 'en', createdAt: row.created_at },
+    };
+  }
+
+  /** The optional `model` field of POST /voice-cloning, taken out of the fields the clone is made of. */
+  function cloningModel(fields: Record<string, string>): ModelGeneration {
+    const value = fields.model ?? DEFAULT_CLONING_MODEL;
+    delete fields.model;
+    if (value === 'lightning-v2' || value === 'lightning_v2') throw new InvalidRequestError('Voice cloning for lightning-v2 is deprecated. Please use lightning-v3.1');
+    const model = Object.hasOwn(CLONING_MODELS, value) ? CLONING_MODELS[value] : undefined;
+    if (!model) throw new InvalidRequestError(`model must be one of ${Object.keys(CLONING_MODELS).join(', ')}`);
+    return model;
+  }
+
   return async function register(app: FastifyInstance): Promise<void> {
     const maxBody = options.maxSampleBytes + FORM_OVERHEAD_BYTES;
     // Read as a whole (at most maxBody): an oversized body is read on to its end (up to
@@ -93,50 +149,40 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
       if (size > maxBody) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(options.maxSampleBytes)}`);
       return Buffer.concat(chunks, size);
     });
-    for (const model of ['tts-large', 'tts-v3.1'] as ModelGeneration[]) {
-      app.post(`/${model}/add_voice`, {
+    // Anything but a form is refused before its body is parsed.
+    const formOnly = async (request: FastifyRequest) => {
+      if (!/^multipart\/form-data\b/i.test(String(request.headers['content-type'] ?? ''))) {
+        throw new InvalidRequestError('add_voice takes multipart/form-data with the fields displayName and file');
+      }
+    };
+    const fieldsSummary = `multipart: displayName, file ≤ ${describeBytes(options.maxSampleBytes)}; optional description, accent, tags, language, transcript`;
+    for (const { path, model, deprecated } of speechRouteNamesFor('add_voice')) {
+      app.post(`/${path}/add_voice`, {
         config: { rateFamily: 'synthesis' },
         bodyLimit: maxBody * DRAIN_FACTOR,
-        // Anything but a form is refused before its body is parsed.
-        onRequest: async (request) => {
-          if (!/^multipart\/form-data\b/i.test(String(request.headers['content-type'] ?? ''))) {
-            throw new InvalidRequestError('add_voice takes multipart/form-data with the fields displayName and file');
-          }
-        },
+        onRequest: deprecated ? [deprecation, formOnly] : formOnly,
         schema: {
-          tags: [model],
-          summary: `Clone a voice from a sample of speech (multipart: displayName, file ≤ ${describeBytes(options.maxSampleBytes)}; optional description, accent, tags, language, transcript)`,
+          tags: [path],
+          summary: `Clone a voice from a sample of speech (${fieldsSummary})`,
+          deprecated,
           consumes: ['multipart/form-data'],
-          response: { 200: AddVoiceResponse, ...speechErrors },
+          response: { 200: AddVoiceResponse, ...errors },
         },
-        handler: async (request, reply) => {
-          const abort = new AbortController();
-          reply.raw.on('close', () => {
-            if (!reply.raw.writableFinished) abort.abort();
-          });
-          const form = await readForm(request.body as Buffer, String(request.headers['content-type']), options.maxSampleBytes);
-          if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
-          const fields = checkFields(form.fields);
-          const row = await options.cloning.create(
-            {
-              accountId: request.accountId,
-              model,
-              displayName: fields.displayName,
-              file: form.file,
-              description: fields.description,
-              accent: fields.accent,
-              tags: (fields.tags ?? '').split(',').map((t) => t.trim()).filter(Boolean),
-              language: fields.language,
-              transcript: fields.transcript,
-            },
-            abort.signal,
-          );
-          return {
-            message: 'Voice clone created successfully',
-            data: { voiceId: row.id, displayName: row.display_name, model: row.model, status: row.status, language: row.language ?? 'en', createdAt: row.created_at },
-          };
-        },
+        handler: (request, reply) => addVoice(request, reply, () => model),
       });
     }
+    if (options.layout !== 'current') return;
+    app.post('/voice-cloning', {
+      config: { rateFamily: 'synthesis' },
+      bodyLimit: maxBody * DRAIN_FACTOR,
+      onRequest: formOnly,
+      schema: {
+        tags: ['voice-cloning'],
+        summary: `Clone a voice (${fieldsSummary}; model: lightning-v3.1 by default)`,
+        consumes: ['multipart/form-data'],
+        response: { 200: AddVoiceResponse, ...errors },
+      },
+      handler: (request, reply) => addVoice(request, reply, cloningModel),
+    });
   };
 }

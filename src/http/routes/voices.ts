@@ -3,9 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelGeneration, Voice } from '../../engines/types.js';
 import { NotFoundError } from '../../errors.js';
-import type { ClonedVoiceRepository } from '../../store/cloned-voice-repository.js';
+import type { ClonedVoiceRepository, ClonedVoiceRow } from '../../store/cloned-voice-repository.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
-import { speechErrors, VoiceId } from '../schemas/common.js';
+import { speechErrorsOf, VoiceId } from '../schemas/common.js';
+import { markDeprecated, productNamesOf, speechRouteNamesFor, type RouteLayout } from './product-names.js';
 
 const VoiceBody = Type.Object({
   voiceId: Type.String(),
@@ -30,6 +31,8 @@ const ClonedVoiceBody = Type.Object({
   engine: Type.Optional(Type.String()),
   /** Why creation failed (status `failed`). */
   error: Type.Optional(Type.String()),
+  /** The models (product names) the clone speaks on; empty while it is not usable. */
+  modelIds: Type.Array(Type.String()),
   /** The sample's measured voice (src/synthesis/voice-profile.ts). */
   profile: Type.Optional(
     Type.Object({
@@ -53,61 +56,98 @@ function toWire(v: Voice) {
   };
 }
 
-export function voiceRoutes(deps: { voices: VoiceRegistry; clonedVoices: ClonedVoiceRepository }) {
+/** Clones speak on every generation (the built-in match and zero-shot packs alike). */
+const CLONE_MODELS: ModelGeneration[] = ['tts-v3.1', 'tts-v2', 'tts-large'];
+const CLONE_MODEL_IDS = CLONE_MODELS.flatMap(productNamesOf);
+
+function cloneToWire(r: ClonedVoiceRow) {
+  return {
+    displayName: r.display_name,
+    voiceId: r.id,
+    accent: r.accent,
+    tags: JSON.parse(r.tags) as string[],
+    model: r.model,
+    status: r.status,
+    createdAt: r.created_at,
+    modelIds: r.status === 'failed' ? [] : CLONE_MODEL_IDS,
+    ...(r.description ? { description: r.description } : {}),
+    ...(r.language ? { language: r.language } : {}),
+    ...(r.engine ? { engine: r.engine } : {}),
+    ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
+    ...(r.profile ? { profile: JSON.parse(r.profile) as object } : {}),
+  };
+}
+
+export interface VoiceRouteOptions {
+  voices: VoiceRegistry;
+  clonedVoices: ClonedVoiceRepository;
+  layout?: RouteLayout;
+  /** Where a deprecated name's Deprecation Link header points. */
+  successorDocsUrl?: string;
+}
+
+/**
+ * Voices and clones under every name of the route table that serves them; on the current layout
+ * also `GET /voice-cloning`, the clone list of the service's newer API (same listing, under `data`).
+ */
+export function voiceRoutes(deps: VoiceRouteOptions) {
+  const errors = speechErrorsOf(deps.layout);
+  const deprecation = markDeprecated(deps.successorDocsUrl);
+  const listClones = async (accountId: string) => (await deps.clonedVoices.listForAccount(accountId)).map(cloneToWire);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    for (const model of ['tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
-      app.get(`/${model}/get_voices`, {
+    for (const { path, model, deprecated } of speechRouteNamesFor('get_voices')) {
+      app.get(`/${path}/get_voices`, {
+        ...(deprecated ? { onRequest: deprecation } : {}),
         schema: {
-          tags: [model],
+          tags: [path],
           summary: `List the voices of ${model}`,
-          response: { 200: Type.Object({ voices: Type.Array(VoiceBody) }), ...speechErrors },
+          deprecated,
+          response: { 200: Type.Object({ voices: Type.Array(VoiceBody) }), ...errors },
         },
         handler: async () => ({ voices: deps.voices.list(model).map(toWire) }),
       });
     }
 
-    app.get('/tts-large/get_cloned_voices', {
-      schema: {
-        tags: ['tts-large'],
-        summary: "List the caller's cloned voices",
-        response: { 200: Type.Object({ voices: Type.Array(ClonedVoiceBody) }), ...speechErrors },
-      },
-      handler: async (request) => {
-        const rows = await deps.clonedVoices.listForAccount(request.accountId);
-        return {
-          voices: rows.map((r) => ({
-            displayName: r.display_name,
-            voiceId: r.id,
-            accent: r.accent,
-            tags: JSON.parse(r.tags) as string[],
-            model: r.model,
-            status: r.status,
-            createdAt: r.created_at,
-            ...(r.description ? { description: r.description } : {}),
-            ...(r.language ? { language: r.language } : {}),
-            ...(r.engine ? { engine: r.engine } : {}),
-            ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
-            ...(r.profile ? { profile: JSON.parse(r.profile) as object } : {}),
-          })),
-        };
-      },
-    });
+    for (const { path, deprecated } of speechRouteNamesFor('clones')) {
+      app.get(`/${path}/get_cloned_voices`, {
+        ...(deprecated ? { onRequest: deprecation } : {}),
+        schema: {
+          tags: [path],
+          summary: "List the caller's cloned voices",
+          deprecated,
+          response: { 200: Type.Object({ voices: Type.Array(ClonedVoiceBody) }), ...errors },
+        },
+        handler: async (request) => ({ voices: await listClones(request.accountId) }),
+      });
 
-    app.delete('/tts-large', {
+      // Deletes any of the caller's clones, whatever model it was made for (the service does the same).
+      app.delete(`/${path}`, {
+        ...(deprecated ? { onRequest: deprecation } : {}),
+        schema: {
+          tags: [path],
+          summary: 'Delete a cloned voice',
+          body: Type.Object({ voiceId: VoiceId }),
+          response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...errors },
+        },
+        handler: async (request) => {
+          const { voiceId } = request.body;
+          const deleted = await deps.clonedVoices.deleteForAccount(request.accountId, voiceId);
+          // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
+          if (!deleted) throw new NotFoundError(`No cloned voice ${voiceId}`);
+          return { voiceId, success: true };
+        },
+      });
+    }
+
+    if (deps.layout !== 'current') return;
+    app.get('/voice-cloning', {
       schema: {
-        tags: ['tts-large'],
-        summary: 'Delete a cloned voice',
-        body: Type.Object({ voiceId: VoiceId }),
-        response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...speechErrors },
+        tags: ['voice-cloning'],
+        summary: "List the caller's voice clones with the models each speaks on (modelIds)",
+        response: { 200: Type.Object({ message: Type.String(), data: Type.Array(ClonedVoiceBody) }), ...errors },
       },
-      handler: async (request) => {
-        const { voiceId } = request.body;
-        const deleted = await deps.clonedVoices.deleteForAccount(request.accountId, voiceId);
-        // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
-        if (!deleted) throw new NotFoundError(`No cloned voice ${voiceId}`);
-        return { voiceId, success: true };
-      },
+      handler: async (request) => ({ message: 'Voice clones retrieved successfully', data: await listClones(request.accountId) }),
     });
   };
 }

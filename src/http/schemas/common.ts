@@ -32,10 +32,27 @@ export const SttErrorBody = Type.Object(
   { $id: 'SttError', description: 'Error body of transcription routes' },
 );
 
-export const speechErrors = {
-  400: Type.Ref('SpeechError'),
-  401: Type.Ref('SpeechError'),
-  404: Type.Ref('SpeechError'),
-  429: Type.Ref('SpeechError'),
-  500: Type.Ref('SpeechError'),
-};
+/** The error responses of a route, all with the body schema `id`. */
+const errorResponses = (id: string) => ({
+  400: Type.Ref(id),
+  401: Type.Ref(id),
+  404: Type.Ref(id),
+  413: Type.Ref(id),
+  429: Type.Ref(id),
+  500: Type.Ref(id),
+  503: Type.Ref(id),
+});
+
+export const speechErrors = errorResponses('SpeechError');
+
+export const WavesErrorBody = Type.Object(
+  { status: Type.Literal('error'), error: Type.String(), message: Type.String(), request_id: Type.String() },
+  { $id: 'WavesError', description: 'Error body of every route under /waves/v1' },
+);
+
+export const wavesErrors = errorResponses('WavesError');
+
+/** The error responses of a speech route on a layout: the legacy layout's speech bodies, or the current one's. */
+export function speechErrorsOf(layout: 'legacy' | 'current' | undefined) {
+  return layout === 'current' ? wavesErrors : speechErrors;
+}

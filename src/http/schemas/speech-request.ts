@@ -39,3 +39,36 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
 
 /** The body after validation: defaults filled in, so only the optional fields may be missing. */
 export type SpeechBody = Static<ReturnType<typeof speechRequestSchema>>;
+
+/** `output_format` values of the current layout: Parley's formats, and `ulaw` as the service spells mu-law. */
+export const currentOutputFormats = [...outputFormats, 'ulaw'] as const;
+
+/**
+ * The body of `POST /waves/v1/tts` and `/waves/v1/tts/live`: the model is a body field (any spelling
+ * clients send), so the ranges here are those of every model together; the chosen model's own rules
+ * (speechRequestSchema) are checked once it is known.
+ */
+export function currentSpeechRequestSchema(maxTextChars: number, modelValues: readonly string[], defaultModel: string) {
+  const languages = [...new Set(Object.values(modelLanguages).flat())];
+  return Type.Object(
+    {
+      text: Type.String({ minLength: 1, maxLength: maxTextChars, pattern: '\\S', description: 'must not be empty or only whitespace' }),
+      voice_id: Type.String({ minLength: 1, maxLength: MAX_VOICE_ID_CHARS, description: 'Voice identifier (see get_voices)' }),
+      model: Type.String({ enum: [...modelValues], default: defaultModel, description: 'Synthesis model, as the service spells it' }),
+      sample_rate: Type.Optional(Type.Integer({ minimum: 8000, maximum: 44100, description: "Output rate in Hz (default: the model's)" })),
+      speed: Type.Number({ minimum: 0.5, maximum: 2, default: 1 }),
+      consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+      similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+      enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+      language: Type.String({ enum: ['auto', ...languages], default: 'auto' }),
+      output_format: Type.Optional(StringEnum(currentOutputFormats, { description: 'Default pcm, or wav when Accept asks for audio/wav' })),
+      pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
+      word_timestamps: Type.Optional(Type.Boolean({ description: 'Accepted; word times are sent on the WebSocket only' })),
+      request_id: Type.Optional(Type.String({ maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$' })),
+      session_id: Type.Optional(Type.String({ maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$' })),
+    },
+    { required: ['text', 'voice_id'] },
+  );
+}
+
+export type CurrentSpeechBody = Static<ReturnType<typeof currentSpeechRequestSchema>>;

@@ -1,5 +1,6 @@
-/** Query parameters of POST /api/v1/stt/get_text (interface.md). */
+/** Query parameters of POST /api/v1/stt/get_text (interface.md), and of the current layout's POST /waves/v1/stt. */
 import { Type, type Static } from '@sinclair/typebox';
+import { TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
 import { StringEnum } from './common.js';
 
 export const sttLanguages = [
@@ -11,7 +12,7 @@ export const sttLanguages = [
 const flag = (description: string) => Type.Optional(StringEnum(['true', 'false'], { description }));
 
 export const TranscriptionQuery = Type.Object({
-  model: Type.Optional(Type.String({ enum: ['stt'], description: 'Always stt' })),
+  model: Type.Optional(Type.String({ enum: [...TRANSCRIPTION_MODEL_SPELLINGS], description: 'The one recogniser pipeline, under any of its names' })),
   language: Type.Optional(Type.String({ enum: [...sttLanguages], description: 'Spoken language; multi detects it' })),
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Deliver the result here instead' })),
   webhook_extra: Type.Optional(Type.String({ maxLength: 4096, description: 'key:value pairs, comma-separated, echoed in the webhook payload' })),
@@ -24,3 +25,16 @@ export const TranscriptionQuery = Type.Object({
 });
 
 export type TranscriptionQueryValues = Static<typeof TranscriptionQuery>;
+
+/** Encodings of headerless audio on the current layout (a file's own header wins over them). */
+export const rawEncodings = ['linear16', 'linear32', 'alaw', 'mulaw', 'opus', 'ogg_opus'] as const;
+
+/** The current layout's query: the legacy options, the format of headerless bytes, and sentence times. */
+export const CurrentTranscriptionQuery = Type.Object({
+  ...TranscriptionQuery.properties,
+  encoding: Type.Optional(StringEnum(rawEncodings, { description: 'Encoding of headerless audio (a file header, when present, says the format)' })),
+  sample_rate: Type.Optional(Type.String({ pattern: '^[0-9]{4,6}$', description: 'Sample rate in Hz of headerless audio' })),
+  sentence_timestamps: flag('Include utterances (sentence-level times)'),
+});
+
+export type CurrentTranscriptionQueryValues = Static<typeof CurrentTranscriptionQuery>;

@@ -59,6 +59,7 @@ describe('voice catalogue and cloned voices', () => {
           model: 'tts-large',
           status: 'completed',
           createdAt: '2026-01-02T03:04:05.000Z',
+          modelIds: ['lightning-v3.1', 'lightning', 'lightning-v2', 'lightning-large'],
         },
       ],
     });
