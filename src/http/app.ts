@@ -37,6 +37,7 @@ import { playgroundRoutes } from './routes/playground.js';
 import { realtimeSynthesisRoutes } from './routes/realtime-synthesis.js';
 import { realtimeTranscriptionRoutes } from './routes/realtime-transcription.js';
 import { voiceCloningRoutes } from './routes/voice-cloning.js';
+import { ROUTE_PREFIXES, type RoutePrefix } from './routes/product-names.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { modelRoutes } from './routes/models.js';
@@ -168,11 +169,6 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
             successorDocsUrl: config.publicDocsUrl,
           }),
         );
-        if (deps.sockets) {
-          await speech.register(
-            realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
-          );
-        }
       }
       if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes }));
       if (deps.models) await speech.register(modelRoutes(deps.models));
@@ -188,16 +184,6 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
       const { jobs, transcription } = deps;
       if (jobs) await stt.register(jobRoutes({ jobs }));
-      if (deps.streamingEngines && deps.sockets) {
-        await stt.register(
-          realtimeTranscriptionRoutes({
-            engines: deps.streamingEngines,
-            sockets: deps.sockets,
-            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
-            partialSlots: config.transcription.workers,
-          }),
-        );
-      }
       if (transcription) {
         await stt.register(
           transcriptionRoutes({
@@ -220,6 +206,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     { prefix: '/api/v1/stt' },
   );
 
+  for (const prefix of ROUTE_PREFIXES) await registerSockets(app, deps, prefix, { authenticate, limiters });
+
   await app.register(
     async (openai) => {
       useOpenAiErrors(openai, knownRoutes);
@@ -234,4 +222,55 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   );
 
   return app;
+}
+
+/**
+ * The WebSocket routes under one path prefix, each kind in its family's error shape: synthesis
+ * under every speech name (and /tts/live on /waves/v1), streaming transcription under every
+ * transcription name (and /stt/live on /waves/v1).
+ */
+async function registerSockets(
+  app: FastifyInstance,
+  deps: AppDeps,
+  prefix: RoutePrefix,
+  family: { authenticate: ReturnType<typeof bearerAuth>; limiters: Record<'synthesis' | 'transcription', ReturnType<typeof rateLimit>> },
+): Promise<void> {
+  const { config, sockets, synthesis } = deps;
+  if (!sockets) return;
+  const current = prefix === '/waves/v1';
+  const guard = (instance: FastifyInstance, kind: 'speech' | 'stt', rate: 'synthesis' | 'transcription') => {
+    // Errors only: unknown paths under the prefix stay the families' (one not-found handler per prefix).
+    instance.setErrorHandler((err, request, reply) => sendError(request, reply, err, kind));
+    instance.addHook('onRequest', family.authenticate);
+    instance.addHook('onRequest', (request, reply) => family.limiters[rate](request, reply));
+  };
+  if (synthesis) {
+    await app.register(
+      async (speech) => {
+        guard(speech, 'speech', 'synthesis');
+        await speech.register(
+          realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs, live: current }),
+        );
+      },
+      { prefix },
+    );
+  }
+  if (deps.streamingEngines) {
+    const engines = deps.streamingEngines;
+    await app.register(
+      async (stt) => {
+        guard(stt, 'stt', 'transcription');
+        await stt.register(
+          realtimeTranscriptionRoutes({
+            engines,
+            sockets,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            partialSlots: config.transcription.workers,
+            live: current,
+          }),
+        );
+      },
+      { prefix },
+    );
+  }
 }
