@@ -12,8 +12,9 @@
  * synthesis scheduler like SSE streams.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { RawData } from 'ws';
 import { createEncoder } from '../../audio/encode.js';
 import { encodeWith } from '../../audio/stream-encode.js';
 import type { ModelGeneration } from '../../engines/types.js';
@@ -227,15 +228,22 @@ class SynthesisSocket {
 export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { live?: boolean }) {
   const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
   const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
-  const paths: [string, ModelGeneration | undefined][] = SPEECH_ROUTE_NAMES.map((name) => [`/${name.path}/get_speech/stream`, name.model]);
-  if (options.live) paths.push(['/tts/live', undefined]);
+  const paths: [string, ModelGeneration | undefined, boolean][] = SPEECH_ROUTE_NAMES.map((name) => [`/${name.path}/get_speech/stream`, name.model, name.deprecated]);
+  if (options.live) paths.push(['/tts/live', undefined, false]);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    for (const [path, model] of paths) {
+    // A deprecated name says so on the upgrade's 101 (written by ws, not by a reply) and on a refusal.
+    const deprecatedPaths = new Set(paths.filter(([, , deprecated]) => deprecated).map(([path]) => `${instance.prefix}${path}`));
+    instance.websocketServer.on('headers', (headers: string[], request: IncomingMessage) => {
+      if (deprecatedPaths.has((request.url ?? '').split('?')[0]!)) headers.push('Deprecation: true');
+    });
+    const markDeprecated = async (_request: FastifyRequest, reply: FastifyReply) => void reply.header('Deprecation', 'true');
+    for (const [path, model, deprecated] of paths) {
       app.get(
         path,
         {
           websocket: true,
+          ...(deprecated && { onRequest: markDeprecated }),
           config: { rateFamily: 'synthesis' },
           schema: { querystring: SynthesisSocketQuery },
           // Before the upgrade, so a bad value is a plain 400.

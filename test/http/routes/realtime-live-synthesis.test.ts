@@ -14,6 +14,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { WebSocket } from 'ws';
 import { connect, wsUrl, type TestSocket } from '../../helpers/websocket.js';
 
 const VOICE = 'espeak-en-us-female';
@@ -143,6 +144,22 @@ describe("LiveKit's token stream on /waves/v1/tts/live", () => {
       assert.ok(!next.some((m) => m.status === 'error'), path);
       socket.close();
     }
+  });
+
+  it('answers the upgrade on a deprecated name with Deprecation: true, and on a current one without', async () => {
+    const deprecationOf = (path: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl(s.url, path), { headers: { authorization: `Bearer ${s.key}` } });
+        ws.once('upgrade', (res) => {
+          resolve(res.headers.deprecation as string | undefined);
+          ws.terminate();
+        });
+        ws.once('error', reject);
+      });
+    assert.equal(await deprecationOf('/api/v1/lightning/get_speech/stream'), 'true');
+    assert.equal(await deprecationOf('/waves/v1/lightning-large/get_speech/stream'), 'true');
+    assert.equal(await deprecationOf('/waves/v1/lightning-v3.1/get_speech/stream'), undefined);
+    assert.equal(await deprecationOf('/waves/v1/tts/live'), undefined);
   });
 
   it('names the rule for a model no client sends, and keeps the socket', async () => {
