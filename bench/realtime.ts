@@ -91,29 +91,40 @@ async function rawFirstPiece(): Promise<Stats> {
   return stats(times);
 }
 
-/** One WebSocket TTS request: ms from sending the text to the first chunk, then to complete. */
-function wsFirstChunk(server: ServerProcess): Promise<number> {
+/**
+ * Sends `messages` on a synthesis socket at `path` (`intervalMs` apart): ms from sending the first
+ * to the first chunk. The socket is dropped at the first chunk, or with `untilComplete` at complete.
+ */
+function socketFirstChunk(server: ServerProcess, path: string, messages: object[], options: { intervalMs?: number; untilComplete?: boolean } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/v1/tts-v2/get_speech/stream`, { headers: { authorization: `Bearer ${server.key}` } });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}`, { headers: { authorization: `Bearer ${server.key}` } });
     let start = 0;
     let first = NaN;
-    ws.on('open', () => {
+    ws.on('open', async () => {
       start = performance.now();
-      ws.send(JSON.stringify({ voice_id: VOICE, text: TEXT, sample_rate: 16000 }));
+      for (const message of messages) {
+        ws.send(JSON.stringify(message));
+        if (options.intervalMs) await new Promise((r) => setTimeout(r, options.intervalMs));
+      }
     });
     ws.on('message', (data) => {
       const m = JSON.parse(data.toString());
-      if (m.status === 'chunk' && Number.isNaN(first)) {
-        first = performance.now() - start;
-        ws.terminate();
-        resolve(first);
-      } else if (m.status === 'error') {
+      if (m.status === 'chunk' && Number.isNaN(first)) first = performance.now() - start;
+      if (m.status === 'error') {
         ws.terminate();
         reject(new Error(m.message));
+      } else if (options.untilComplete ? m.status === 'complete' : !Number.isNaN(first)) {
+        ws.terminate();
+        resolve(first);
       }
     });
     ws.on('error', reject);
   });
+}
+
+/** One WebSocket TTS request: ms from sending the text to the first chunk. */
+function wsFirstChunk(server: ServerProcess): Promise<number> {
+  return socketFirstChunk(server, '/api/v1/tts-v2/get_speech/stream', [{ voice_id: VOICE, text: TEXT, sample_rate: 16000 }]);
 }
 
 /** One SSE stream: ms to the first `event: chunk`; the client hangs up then (the server stops). */
@@ -147,32 +158,8 @@ async function sseFirstChunk(server: ServerProcess, path = '/api/v1/tts-v2/strea
  */
 function livekitFirstChunk(server: ServerProcess, intervalMs: number): Promise<number> {
   const base = { model: 'lightning_v3.1', voice_id: VOICE, sample_rate: 24000, speed: 1.0, language: 'en', max_buffer_flush_ms: 0 };
-  const tokens = LIVEKIT_TEXT.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/waves/v1/tts/live`, { headers: { authorization: `Bearer ${server.key}` } });
-    let start = 0;
-    let first = NaN;
-    ws.on('open', async () => {
-      start = performance.now();
-      for (const token of tokens) {
-        ws.send(JSON.stringify({ ...base, text: token, continue: true, flush: false }));
-        if (intervalMs) await new Promise((r) => setTimeout(r, intervalMs));
-      }
-      ws.send(JSON.stringify({ ...base, text: '', continue: false, flush: true }));
-    });
-    ws.on('message', (data) => {
-      const m = JSON.parse(data.toString());
-      if (m.status === 'chunk' && Number.isNaN(first)) first = performance.now() - start;
-      if (m.status === 'complete') {
-        ws.terminate();
-        resolve(first);
-      } else if (m.status === 'error') {
-        ws.terminate();
-        reject(new Error(m.message));
-      }
-    });
-    ws.on('error', reject);
-  });
+  const tokens = LIVEKIT_TEXT.split(' ').map((word, i) => ({ ...base, text: i === 0 ? word : ` ${word}`, continue: true, flush: false }));
+  return socketFirstChunk(server, '/waves/v1/tts/live', [...tokens, { ...base, text: '', continue: false, flush: true }], { intervalMs, untilComplete: true });
 }
 
 async function livekitPart(): Promise<void> {

@@ -4,20 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { concatFloat32 } from '../../src/audio/channel-mix.js';
 import { WordTimer } from '../../src/synthesis/word-timing.js';
 
 const RATE = 16_000;
 
 /** Audio of [seconds, loud] spans. */
 function audio(spans: [number, boolean][]): Float32Array {
-  const parts = spans.map(([seconds, loud]) => Float32Array.from({ length: Math.round(seconds * RATE) }, (_, i) => (loud ? 0.5 * Math.sin((2 * Math.PI * 220 * i) / RATE) : 0)));
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatFloat32(spans.map(([seconds, loud]) => Float32Array.from({ length: Math.round(seconds * RATE) }, (_, i) => (loud ? 0.5 * Math.sin((2 * Math.PI * 220 * i) / RATE) : 0))));
 }
 
 describe('WordTimer', () => {
