@@ -248,67 +248,67 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
     const paths = TRANSCRIPTION_ROUTE_NAMES.map((name) => `/${name}/get_text`);
     if (options.live) paths.push('/stt/live');
     for (const url of paths) {
-    const live = url === '/stt/live';
-    app.route({
-      method: 'GET',
-      url,
-      config: { rateFamily: 'transcription' },
-      schema: { hide: true, querystring: TranscriptionSocketQuery },
-      // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
-      preHandler: async (request) => {
-        const engines = options.engines();
-        try {
-          checkInstalled(engines, settingsOf(request.query, options));
-        } finally {
-          engines.release();
-        }
-      },
-      handler: async (request) => {
-        throw new InvalidRequestError(`GET ${request.routeOptions.url} is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)`);
-      },
-      wsHandler: async (socket, request) => {
-        const settings = settingsOf(request.query, options);
-        // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
-        const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
-        if (!session) return;
-        const engines = options.engines();
-        let handler: TranscriptionSocket | undefined;
-        try {
-          const installed = checkInstalled(engines, settings);
-          const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
-          const stt = await StreamingTranscription.create(
-            installed,
-            {
-              language: settings.language,
-              inputSampleRate: decoder.sampleRate,
-              wordTimestamps: settings.wordTimestamps || settings.sentenceTimestamps,
-              diarize: settings.diarize,
-              vadEvents: settings.vadEvents,
-              eouSeconds: settings.endpointing ? settings.eouSeconds : Infinity,
-              partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
-              maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
-              partialBudget,
-            },
-            (event) => handler?.send(event),
-          );
-          const stop = () => {
-            stt.close();
-            decoder.free();
+      const live = url === '/stt/live';
+      app.route({
+        method: 'GET',
+        url,
+        config: { rateFamily: 'transcription' },
+        schema: { hide: true, querystring: TranscriptionSocketQuery },
+        // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
+        preHandler: async (request) => {
+          const engines = options.engines();
+          try {
+            checkInstalled(engines, settingsOf(request.query, options));
+          } finally {
             engines.release();
-          };
-          if (session.closed.signal.aborted) return stop();
-          session.closed.signal.addEventListener('abort', stop);
-          handler = new TranscriptionSocket(session, stt, decoder, settings, options, live);
-          session.receive(handler.onMessage.bind(handler));
-          // Else the queue resumes the socket once it has drained to half.
-          if (socket.isPaused && !handler.backlogged) socket.resume();
-        } catch (err) {
-          engines.release();
-          request.log.error({ err }, 'streaming transcription could not start');
-          session.close(CloseCode.internal, 'transcription could not start');
-        }
-      },
-    });
+          }
+        },
+        handler: async (request) => {
+          throw new InvalidRequestError(`GET ${request.routeOptions.url} is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)`);
+        },
+        wsHandler: async (socket, request) => {
+          const settings = settingsOf(request.query, options);
+          // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
+          const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
+          if (!session) return;
+          const engines = options.engines();
+          let handler: TranscriptionSocket | undefined;
+          try {
+            const installed = checkInstalled(engines, settings);
+            const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
+            const stt = await StreamingTranscription.create(
+              installed,
+              {
+                language: settings.language,
+                inputSampleRate: decoder.sampleRate,
+                wordTimestamps: settings.wordTimestamps || settings.sentenceTimestamps,
+                diarize: settings.diarize,
+                vadEvents: settings.vadEvents,
+                eouSeconds: settings.endpointing ? settings.eouSeconds : Infinity,
+                partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
+                maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
+                partialBudget,
+              },
+              (event) => handler?.send(event),
+            );
+            const stop = () => {
+              stt.close();
+              decoder.free();
+              engines.release();
+            };
+            if (session.closed.signal.aborted) return stop();
+            session.closed.signal.addEventListener('abort', stop);
+            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live);
+            session.receive(handler.onMessage.bind(handler));
+            // Else the queue resumes the socket once it has drained to half.
+            if (socket.isPaused && !handler.backlogged) socket.resume();
+          } catch (err) {
+            engines.release();
+            request.log.error({ err }, 'streaming transcription could not start');
+            session.close(CloseCode.internal, 'transcription could not start');
+          }
+        },
+      });
     }
   };
 }
