@@ -50,8 +50,8 @@ const flag = (description: string) => Type.Optional(Type.String({ enum: ['true',
 export const sttEncodings = ['linear16', 'linear32', 'mulaw', 'alaw', 'opus', 'ogg_opus'] as const;
 
 /**
- * Transcript options another part of Parley applies (keyword boosting, numerals, formatting,
- * redaction): parsed and checked here, in one place, so a bad value is a 400 naming the rule.
+ * Transcript options (keyword boosting, numerals, formatting, redaction): parsed and checked in
+ * one place, so a bad value is a 400 naming the rule and whatever applies them has one input.
  */
 export const TranscriptTextQuery = Type.Object({
   keywords: Type.Optional(

@@ -180,6 +180,17 @@ describe("Pipecat's sentences and keep-alive on /waves/v1/tts/live", () => {
   const sentence = (text: string) => ({ text, voice_id: VOICE, model: 'lightning_v3.1_pro', language: 'en', sample_rate: 16000, word_timestamps: true, output_format: 'pcm' });
   const keepalive = { text: ' ', voice_id: VOICE, model: 'lightning_v3.1_pro', language: 'en' };
 
+  it('keep-alives hold a socket open past its ?timeout=; without them it closes', async () => {
+    const socket = await open('/waves/v1/tts/live?timeout=1');
+    for (let i = 0; i < 5; i++) {
+      socket.send(keepalive);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    assert.equal(socket.closed, undefined, 'open 2 s into a 1 s idle timeout');
+    assert.deepEqual(socket.messages, []);
+    assert.equal((await socket.untilClosed(5_000)).code, 1000);
+  });
+
   it('answers the keep-alive with nothing, before and between sentences, and speaks each sentence with its word timestamps', async () => {
     const socket = await open();
     socket.send(keepalive);
