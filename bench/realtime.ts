@@ -21,7 +21,12 @@
  *    stream that cannot keep up shows latencies that grow with the audio). Also: inference tasks
  *    per stream (from /readyz), to show each chunk is decoded once.
  *
- * `--only=stt` runs part 4 alone (for profiling). Env: PARLEY_TEST_MODELS_DIR,
+ * 5. LiveKit's token stream on /waves/v1/tts/live (one frame per word, as its plugin sends an LLM's
+ *    tokens, then the empty flush): time from the first token sent to the first chunk, with the
+ *    tokens sent back to back and at an LLM's pace (TOKEN_INTERVAL_MS apart), beside the SSE
+ *    first chunk for the same text and voice (tts-v3.1, 24 kHz). Alone, after a warm-up.
+ *
+ * `--only=stt` runs part 4 alone (for profiling), `--only=livekit` part 5. Env: PARLEY_TEST_MODELS_DIR,
  * PARLEY_TEST_CORPUS_DIR (default ../shared/...).
  */
 import { readFileSync } from 'node:fs';
@@ -45,6 +50,11 @@ const RAW_WARMUP_RUNS = 3;
 /** A stream whose final, or whose partials near the end of its audio, lag more than this has fallen behind real time. */
 const BEHIND_MS = 1_500;
 const ONLY_STT = process.argv.includes('--only=stt');
+const ONLY_LIVEKIT = process.argv.includes('--only=livekit');
+/** An LLM streaming 50 tokens per second. */
+const TOKEN_INTERVAL_MS = 20;
+/** Two sentences: the first completes (and is spoken) while the second still streams in. */
+const LIVEKIT_TEXT = trainJourney.slice(0, 2).join(' ');
 const ALONE_RUNS = 5;
 
 interface Stats {
@@ -81,39 +91,50 @@ async function rawFirstPiece(): Promise<Stats> {
   return stats(times);
 }
 
-/** One WebSocket TTS request: ms from sending the text to the first chunk, then to complete. */
-function wsFirstChunk(server: ServerProcess): Promise<number> {
+/**
+ * Sends `messages` on a synthesis socket at `path` (`intervalMs` apart): ms from sending the first
+ * to the first chunk. The socket is dropped at the first chunk, or with `untilComplete` at complete.
+ */
+function socketFirstChunk(server: ServerProcess, path: string, messages: object[], options: { intervalMs?: number; untilComplete?: boolean } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/v1/tts-v2/get_speech/stream`, { headers: { authorization: `Bearer ${server.key}` } });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}`, { headers: { authorization: `Bearer ${server.key}` } });
     let start = 0;
     let first = NaN;
-    ws.on('open', () => {
+    ws.on('open', async () => {
       start = performance.now();
-      ws.send(JSON.stringify({ voice_id: VOICE, text: TEXT, sample_rate: 16000 }));
+      for (const message of messages) {
+        ws.send(JSON.stringify(message));
+        if (options.intervalMs) await new Promise((r) => setTimeout(r, options.intervalMs));
+      }
     });
     ws.on('message', (data) => {
       const m = JSON.parse(data.toString());
-      if (m.status === 'chunk' && Number.isNaN(first)) {
-        first = performance.now() - start;
-        ws.terminate();
-        resolve(first);
-      } else if (m.status === 'error') {
+      if (m.status === 'chunk' && Number.isNaN(first)) first = performance.now() - start;
+      if (m.status === 'error') {
         ws.terminate();
         reject(new Error(m.message));
+      } else if (options.untilComplete ? m.status === 'complete' : !Number.isNaN(first)) {
+        ws.terminate();
+        resolve(first);
       }
     });
     ws.on('error', reject);
   });
 }
 
+/** One WebSocket TTS request: ms from sending the text to the first chunk. */
+function wsFirstChunk(server: ServerProcess): Promise<number> {
+  return socketFirstChunk(server, '/api/v1/tts-v2/get_speech/stream', [{ voice_id: VOICE, text: TEXT, sample_rate: 16000 }]);
+}
+
 /** One SSE stream: ms to the first `event: chunk`; the client hangs up then (the server stops). */
-async function sseFirstChunk(server: ServerProcess): Promise<number> {
+async function sseFirstChunk(server: ServerProcess, path = '/api/v1/tts-v2/stream', body: object = { voice_id: VOICE, text: TEXT, sample_rate: 16000 }): Promise<number> {
   const abort = new AbortController();
   const start = performance.now();
-  const res = await fetch(`${server.url}/api/v1/tts-v2/stream`, {
+  const res = await fetch(`${server.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ voice_id: VOICE, text: TEXT, sample_rate: 16000 }),
+    body: JSON.stringify(body),
     signal: abort.signal,
   });
   if (res.status !== 200) throw new Error(`SSE status ${res.status}: ${await res.text()}`);
@@ -128,6 +149,35 @@ async function sseFirstChunk(server: ServerProcess): Promise<number> {
     }
   } finally {
     abort.abort();
+  }
+}
+
+/**
+ * One LiveKit segment on /waves/v1/tts/live, its frames as the plugin's _send_task writes them:
+ * ms from sending the first token to the first chunk. The socket is closed once the segment completes.
+ */
+function livekitFirstChunk(server: ServerProcess, intervalMs: number): Promise<number> {
+  const base = { model: 'lightning_v3.1', voice_id: VOICE, sample_rate: 24000, speed: 1.0, language: 'en', max_buffer_flush_ms: 0 };
+  const tokens = LIVEKIT_TEXT.split(' ').map((word, i) => ({ ...base, text: i === 0 ? word : ` ${word}`, continue: true, flush: false }));
+  return socketFirstChunk(server, '/waves/v1/tts/live', [...tokens, { ...base, text: '', continue: false, flush: true }], { intervalMs, untilComplete: true });
+}
+
+async function livekitPart(): Promise<void> {
+  const server = await startServerProcess([], { PARLEY_REALTIME__MAX_SOCKETS_PER_ACCOUNT: '200' });
+  try {
+    const words = LIVEKIT_TEXT.split(' ').length;
+    const firstSentence = trainJourney[0]!.split(' ').length;
+    console.log(`\nLiveKit token stream vs SSE, the same ${words} words (first sentence ${firstSentence} words), tts-v3.1 at 24 kHz, alone:`);
+    const sse = await alone(() => sseFirstChunk(server, '/api/v1/tts-v3.1/stream', { voice_id: VOICE, text: LIVEKIT_TEXT, sample_rate: 24000 }));
+    const burst = await alone(() => livekitFirstChunk(server, 0));
+    const paced = await alone(() => livekitFirstChunk(server, TOKEN_INTERVAL_MS));
+    row('SSE first chunk (whole text at once)', sse);
+    row('LiveKit tokens back to back', burst, `; / SSE = ${(burst.p50 / sse.p50).toFixed(2)}`);
+    // A sentence is known to have ended when the next token (" Outside") arrives after its full stop.
+    const arrival = firstSentence * TOKEN_INTERVAL_MS;
+    row(`LiveKit tokens ${TOKEN_INTERVAL_MS} ms apart`, paced, `; less the ${arrival} ms until its first sentence has ended: ${ms(paced.p50 - arrival)} (/ SSE = ${((paced.p50 - arrival) / sse.p50).toFixed(2)})`);
+  } finally {
+    await server.stop();
   }
 }
 
@@ -223,6 +273,7 @@ async function main(): Promise<void> {
   console.log('(the machine is shared with other engineers: absolute times vary with their load)\n');
 
   if (ONLY_STT) return sttPart();
+  if (ONLY_LIVEKIT) return livekitPart();
   const raw = await rawFirstPiece();
   const workers = loadConfig({}).synthesis.espeakWorkers;
   const limit64 = (64 * raw.p50) / workers;
@@ -257,6 +308,7 @@ async function main(): Promise<void> {
     await unscheduled.stop();
   }
 
+  await livekitPart();
   await sttPart();
   console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 }

@@ -163,6 +163,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     }
   }
 
+  for (const prefix of ROUTE_PREFIXES) await registerSockets(app, deps, prefix, { authenticate, limiters });
+
   await app.register(
     async (openai) => {
       useOpenAiErrors(openai, knownRoutes);
@@ -214,11 +216,6 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authent
           layout,
         }),
       );
-      if (deps.sockets) {
-        await speech.register(
-          realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
-        );
-      }
     }
     if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
     if (layout !== 'legacy') return;
@@ -237,16 +234,6 @@ function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRout
     stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
     const { jobs, transcription } = deps;
     if (jobs) await stt.register(jobRoutes({ jobs, layout }));
-    if (deps.streamingEngines && deps.sockets) {
-      await stt.register(
-        realtimeTranscriptionRoutes({
-          engines: deps.streamingEngines,
-          sockets: deps.sockets,
-          writeStallTimeoutMs: config.http.writeStallTimeoutMs,
-          partialSlots: config.transcription.workers,
-        }),
-      );
-    }
     if (transcription) {
       await stt.register(
         transcriptionRoutes({
@@ -268,4 +255,55 @@ function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRout
     }
     if (layout === 'legacy' && name === 'stt') for (const routes of deps.extraRoutes?.stt ?? []) await stt.register(routes);
   };
+}
+
+/**
+ * The WebSocket routes under one path prefix, each kind in its family's error shape: synthesis
+ * under every speech name (and /tts/live on /waves/v1), streaming transcription under every
+ * transcription name (and /stt/live on /waves/v1).
+ */
+async function registerSockets(
+  app: FastifyInstance,
+  deps: AppDeps,
+  prefix: RoutePrefix,
+  family: { authenticate: ReturnType<typeof bearerAuth>; limiters: Record<'synthesis' | 'transcription', ReturnType<typeof rateLimit>> },
+): Promise<void> {
+  const { config, sockets, synthesis } = deps;
+  if (!sockets) return;
+  const current = prefix === '/waves/v1';
+  const guard = (instance: FastifyInstance, kind: 'speech' | 'stt', rate: 'synthesis' | 'transcription') => {
+    // Errors only: unknown paths under the prefix stay the families' (one not-found handler per prefix).
+    instance.setErrorHandler((err, request, reply) => sendError(request, reply, err, current ? 'waves' : kind));
+    instance.addHook('onRequest', family.authenticate);
+    instance.addHook('onRequest', (request, reply) => family.limiters[rate](request, reply));
+  };
+  if (synthesis) {
+    await app.register(
+      async (speech) => {
+        guard(speech, 'speech', 'synthesis');
+        await speech.register(
+          realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs, live: current }),
+        );
+      },
+      { prefix },
+    );
+  }
+  if (deps.streamingEngines) {
+    const engines = deps.streamingEngines;
+    await app.register(
+      async (stt) => {
+        guard(stt, 'stt', 'transcription');
+        await stt.register(
+          realtimeTranscriptionRoutes({
+            engines,
+            sockets,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            partialSlots: config.transcription.workers,
+            live: current,
+          }),
+        );
+      },
+      { prefix },
+    );
+  
 }

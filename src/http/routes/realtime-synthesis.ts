@@ -1,23 +1,33 @@
 /**
- * WebSocket synthesis: GET /api/v1/{tts-v2,tts-v3.1,tts-large}/get_speech/stream, upgraded.
+ * WebSocket synthesis: `<prefix>/<speech name>/get_speech/stream` upgraded (the path names the
+ * model), and `/waves/v1/tts/live` (each message's `model` names it, default lightning_v3.1).
  * Each text message is a speech request (the REST body's fields and rules) with `request_id`,
- * `continue` (more text follows: buffered until a sentence ends) and `flush` (synthesise the rest
- * and finish). Answers: `chunk` messages of base64 audio, then `complete`; or `error`, after which
- * the socket stays usable. Requests run one after another in the order they arrived, so each
- * completes in order; their pieces go through the synthesis scheduler like SSE streams.
+ * `continue` (more text follows: buffered and spoken sentence by sentence as sentences complete),
+ * `flush` (speak the rest and finish; its text may be empty), `max_buffer_flush_ms` (speak what
+ * waits without a sentence end after that long) and `word_timestamps`. A message of only
+ * whitespace with nothing buffered is a keep-alive: no audio, no answer. Answers: `chunk`
+ * messages of base64 audio (and `word_timestamp` messages when asked), then `complete`; or
+ * `error`, after which the socket stays usable. Requests run one after another in the order they
+ * arrived, so any number of them complete in turn on one socket; their pieces go through the
+ * synthesis scheduler like SSE streams.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { RawData } from 'ws';
+import { createEncoder } from '../../audio/encode.js';
+import { encodeWith } from '../../audio/stream-encode.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { SynthesisStream } from '../../synthesis/scheduler.js';
 import type { ResolvedSynthesis, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { TextFeed } from '../../synthesis/text-feed.js';
+import { WordTimer } from '../../synthesis/word-timing.js';
 import { logWireError, toWireError } from '../plugins/error-mapping.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
+import { SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf } from './product-names.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -34,12 +44,22 @@ export interface RealtimeSynthesisOptions {
  */
 const MAX_CHUNK_BYTES = 4096;
 
+/** The model of a /tts/live message that names none. */
+const DEFAULT_LIVE_MODEL = 'lightning_v3.1';
+
 /** One request on a socket: its text arrives through `feed`, its audio leaves in order. */
 interface SocketRequest {
   id: string;
   resolved: Promise<ResolvedSynthesis>;
   feed: TextFeed;
+  wordTimestamps: boolean;
+  /** 0: text without a sentence end waits for more, however long. */
+  maxBufferFlushMs: number;
+  /** Set while text waits and maxBufferFlushMs is on. */
+  flushTimer?: NodeJS.Timeout;
 }
+
+type Validators = ReadonlyMap<ModelGeneration, (data: unknown) => SynthesisMessage>;
 
 class SynthesisSocket {
   private readonly requests = new Map<string, SocketRequest>();
@@ -48,12 +68,17 @@ class SynthesisSocket {
   private queue: Promise<void> = Promise.resolve();
   private anonymous = 0;
 
+  /** @param pathModel the model the path names; undefined where each message names its own. */
   constructor(
     private readonly session: RealtimeSession,
-    private readonly model: ModelGeneration,
-    private readonly validate: (data: unknown) => SynthesisMessage,
+    private readonly pathModel: ModelGeneration | undefined,
+    private readonly validators: Validators,
     private readonly options: RealtimeSynthesisOptions,
-  ) {}
+  ) {
+    session.closed.signal.addEventListener('abort', () => {
+      for (const request of this.requests.values()) clearTimeout(request.flushTimer);
+    });
+  }
 
   onMessage(data: RawData, isBinary: boolean): void {
     let requestId: string | undefined;
@@ -68,17 +93,27 @@ class SynthesisSocket {
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidRequestError('Request body must be a JSON object');
       requestId = (parsed as { request_id?: unknown }).request_id as string | undefined;
       if (typeof requestId !== 'string') requestId = undefined;
-      const message = this.validate(parsed);
-      this.accept(message);
+      const model = this.modelOf(parsed as { model?: unknown });
+      this.accept(model, this.validators.get(model)!(parsed));
     } catch (err) {
       void this.sendError(requestId ?? this.buffering?.id ?? null, err);
     }
   }
 
-  private accept(message: SynthesisMessage): void {
+  /** The path's model; else the message's `model` in any spelling clients use (a wrong type is the schema's to name). */
+  private modelOf(message: { model?: unknown }): ModelGeneration {
+    if (this.pathModel) return this.pathModel;
+    const named = typeof message.model === 'string' ? message.model : DEFAULT_LIVE_MODEL;
+    const model = speechModelOf(named);
+    if (!model) throw new InvalidRequestError(`model must be one of ${SPEECH_MODEL_SPELLINGS.join(', ')}`);
+    return model;
+  }
+
+  private accept(model: ModelGeneration, message: SynthesisMessage): void {
     const more = message.continue === true && message.flush !== true;
     const open = message.request_id !== undefined ? this.requests.get(message.request_id) : this.buffering;
     if (open && !open.feed.isClosed) {
+      if (message.max_buffer_flush_ms !== undefined) open.maxBufferFlushMs = message.max_buffer_flush_ms;
       this.addText(open, message.text);
       if (!more) this.finish(open);
       return;
@@ -86,16 +121,19 @@ class SynthesisSocket {
     if (message.request_id !== undefined && this.requests.has(message.request_id)) {
       throw new InvalidRequestError(`request_id "${message.request_id}" is still in flight on this socket`);
     }
-    if (message.text === undefined && message.flush === true) return; // nothing is buffered: nothing to flush
-    if (message.text === undefined) throw new InvalidRequestError('text is required');
+    if (message.text === undefined && message.flush !== true) throw new InvalidRequestError('text is required');
+    // Nothing is buffered: an empty flush has nothing to speak, and whitespace alone is a keep-alive.
+    if (message.text === undefined || !/\S/.test(message.text)) return;
     if (this.requests.size >= this.options.sockets.limits.maxRequestsPerSocket) {
       throw new InvalidRequestError(`at most ${this.options.sockets.limits.maxRequestsPerSocket} requests may be in flight on one socket`);
     }
     const id = message.request_id ?? `${this.session.request.id}-${++this.anonymous}`;
     const request: SocketRequest = {
       id,
-      resolved: this.options.synthesis.resolve(toRequest(this.model, { ...message, text: '' }, this.session.request.accountId)),
+      resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId)),
       feed: new TextFeed(),
+      wordTimestamps: message.word_timestamps === true,
+      maxBufferFlushMs: message.max_buffer_flush_ms ?? 0,
     };
     request.resolved.catch(() => undefined); // reported in its turn, by run()
     this.requests.set(id, request);
@@ -111,9 +149,19 @@ class SynthesisSocket {
       throw new InvalidRequestError(`text must be at most ${this.options.maxTextChars} characters`);
     }
     request.feed.push(text);
+    if (!request.feed.waiting) {
+      clearTimeout(request.flushTimer);
+      request.flushTimer = undefined;
+    } else if (request.maxBufferFlushMs > 0 && !request.flushTimer) {
+      request.flushTimer = setTimeout(() => {
+        request.flushTimer = undefined;
+        request.feed.releaseWaiting();
+      }, request.maxBufferFlushMs);
+    }
   }
 
   private finish(request: SocketRequest): void {
+    clearTimeout(request.flushTimer);
     request.feed.close();
     if (this.buffering === request) this.buffering = undefined;
   }
@@ -123,35 +171,42 @@ class SynthesisSocket {
     const { session } = this;
     const stats: SynthesisStats = { samples: 0 };
     let chunks = 0;
+    const send = (message: object) => session.send({ request_id: request.id, ...message }, writeStallTimeoutMs);
     try {
       const resolved = await request.resolved;
+      const rate = resolved.request.sampleRate;
       const stream = new SynthesisStream();
-      let pieces = 0;
-      const prepared = async function* () {
+      const signal = session.closed.signal;
+      // The pieces' audio, one after another; each piece's words are timed once its audio is made.
+      const pcm = async function* () {
+        let pieces = 0;
         for await (const text of request.feed) {
           pieces++;
-          yield synthesis.prepareText(resolved, text, stream);
+          const prepared = synthesis.prepareText(resolved, text, stream);
+          const timer = request.wordTimestamps ? new WordTimer(prepared.sentences.join(' '), stats.samples / rate, rate) : undefined;
+          for await (const samples of synthesis.pcm(prepared, signal, stats)) {
+            timer?.observe(samples);
+            yield samples;
+          }
+          for (const word of timer?.words() ?? []) await send({ status: 'word_timestamp', data: word });
         }
         if (pieces === 0) throw new InvalidRequestError('text must contain something to say');
       };
-      const send = (bytes: Uint8Array) => {
-        chunks++;
-        return session.send({ request_id: request.id, status: 'chunk', data: { audio: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') } }, writeStallTimeoutMs);
-      };
-      for await (const bytes of synthesis.encodedPieces(resolved.request, prepared(), session.closed.signal, stats)) {
-        for (let at = 0; at < bytes.length; at += MAX_CHUNK_BYTES) await send(bytes.subarray(at, at + MAX_CHUNK_BYTES));
+      const encoder = await createEncoder(resolved.request.outputFormat, rate, 'stream');
+      for await (const bytes of encodeWith(encoder, pcm())) {
+        for (let at = 0; at < bytes.length; at += MAX_CHUNK_BYTES) {
+          const chunk = bytes.subarray(at, at + MAX_CHUNK_BYTES);
+          chunks++;
+          await send({ status: 'chunk', data: { audio: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64') } });
+        }
       }
-      await session.send(
-        { request_id: request.id, status: 'complete', chunks, audio_seconds: Math.round((stats.samples / resolved.request.sampleRate) * 1000) / 1000 },
-        writeStallTimeoutMs,
-      );
+      await send({ status: 'complete', chunks, audio_seconds: Math.round((stats.samples / rate) * 1000) / 1000 });
     } catch (err) {
       if (err instanceof AbortedError || !session.isOpen) session.request.log.info({ requestId: request.id, chunks }, 'socket closed: synthesis stopped');
       else await this.sendError(request.id, err);
     } finally {
       // Text still arriving for a failed request is dropped with it.
-      request.feed.close();
-      if (this.buffering === request) this.buffering = undefined;
+      this.finish(request);
       this.requests.delete(request.id);
     }
   }
@@ -166,15 +221,29 @@ class SynthesisSocket {
   }
 }
 
-export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions) {
+/**
+ * The synthesis sockets under one path prefix: `/<name>/get_speech/stream` for every speech
+ * route name, and with `live`, `/tts/live` (the current layout's socket, model per message).
+ */
+export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { live?: boolean }) {
+  const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
+  const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
+  const paths: [string, ModelGeneration | undefined, boolean][] = SPEECH_ROUTE_NAMES.map((name) => [`/${name.path}/get_speech/stream`, name.model, name.deprecated]);
+  if (options.live) paths.push(['/tts/live', undefined, false]);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    for (const model of ['tts-large', 'tts-v2', 'tts-v3.1'] as ModelGeneration[]) {
-      const validate = messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars));
+    // A deprecated name says so on the upgrade's 101 (written by ws, not by a reply) and on a refusal.
+    const deprecatedPaths = new Set(paths.filter(([, , deprecated]) => deprecated).map(([path]) => `${instance.prefix}${path}`));
+    instance.websocketServer.on('headers', (headers: string[], request: IncomingMessage) => {
+      if (deprecatedPaths.has((request.url ?? '').split('?')[0]!)) headers.push('Deprecation: true');
+    });
+    const markDeprecated = async (_request: FastifyRequest, reply: FastifyReply) => void reply.header('Deprecation', 'true');
+    for (const [path, model, deprecated] of paths) {
       app.get(
-        `/${model}/get_speech/stream`,
+        path,
         {
           websocket: true,
+          ...(deprecated && { onRequest: markDeprecated }),
           config: { rateFamily: 'synthesis' },
           schema: { querystring: SynthesisSocketQuery },
           // Before the upgrade, so a bad value is a plain 400.
@@ -184,7 +253,7 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions) {
           const idleTimeoutMs = idleTimeoutFromQuery(request.query.timeout, options.sockets.limits);
           const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
           if (!session) return;
-          const handler = new SynthesisSocket(session, model, validate, options);
+          const handler = new SynthesisSocket(session, model, validators, options);
           session.receive((data, isBinary) => handler.onMessage(data, isBinary));
           socket.resume();
         },

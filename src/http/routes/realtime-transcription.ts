@@ -1,9 +1,11 @@
 /**
- * Streaming transcription: GET /api/v1/stt/get_text upgraded to a WebSocket. Binary frames carry
- * audio of `encoding` at `sample_rate`; text frames are {"type":"finalize"} (a final now, the
- * stream goes on) and {"type":"close_stream"} (the last final, then the socket closes). Every
- * query value, and whether the engines it needs are installed, is checked before the upgrade, so
- * a bad one is a plain 4xx with the stt error body, the same sentences as POST /get_text.
+ * Streaming transcription: `<prefix>/<transcription name>/get_text` (GET /api/v1/stt/get_text,
+ * /api/v1/pulse/get_text, …) and the current layout's /waves/v1/stt/live, upgraded to a WebSocket.
+ * Binary frames carry audio of `encoding` at `sample_rate`; text frames are {"type":"finalize"} (a
+ * final now, the stream goes on) and {"type":"close_stream"} (the last final, then the socket
+ * closes). Every query value, and whether the engines it needs are installed, is checked before
+ * the upgrade, so a bad one is a plain 4xx with the stt error body, the same sentences as POST
+ * /get_text. On /stt/live a word's `speaker` is an integer (the legacy paths keep `speaker_0`).
  * Where partials come from (a live recognition stream, or re-decoding) is the session's business
  * (src/transcription/streaming-session.ts).
  */
@@ -17,7 +19,13 @@ import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../.
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
-import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
+import {
+  TranscriptionSocketQuery,
+  transcriptOptionsNotApplied,
+  transcriptTextOptions,
+  type TranscriptionSocketQueryValues,
+} from '../schemas/realtime.js';
+import { TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
 
 export interface RealtimeTranscriptionOptions {
   /** The engines of the moment, held until release(). */
@@ -26,6 +34,8 @@ export interface RealtimeTranscriptionOptions {
   writeStallTimeoutMs: number;
   /** Partial re-decodes at once across all sockets (the transcription workers: more would only queue); streaming recognisers need none. */
   partialSlots: number;
+  /** Also serve /stt/live, the current layout's socket. */
+  live?: boolean;
 }
 
 interface SocketSettings {
@@ -36,6 +46,12 @@ interface SocketSettings {
   diarize: boolean;
   vadEvents: boolean;
   eouSeconds: number;
+  /** Finals come after eouSeconds of silence; without it only on finalize, close_stream or the utterance bound. */
+  endpointing: boolean;
+  sentenceTimestamps: boolean;
+  fullTranscript: boolean;
+  /** Fields added to every transcript: the transcript options asked for and not applied. */
+  notApplied: Record<string, false>;
   idleTimeoutMs: number;
 }
 
@@ -51,12 +67,17 @@ function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscri
   if (eouMs < 100 || eouMs > 10_000) throw new InvalidRequestError('eou_timeout_ms must be between 100 and 10000');
   return {
     language: q.language ?? 'en',
-    encoding: (q.encoding ?? 'linear16') as StreamEncoding,
+    // Ogg pages and raw packets are told apart by their bytes.
+    encoding: (q.encoding === 'ogg_opus' ? 'opus' : (q.encoding ?? 'linear16')) as StreamEncoding,
     sampleRate,
     wordTimestamps: q.word_timestamps === 'true',
     diarize: q.diarize === 'true',
     vadEvents: q.vad_events === 'true',
     eouSeconds: eouMs / 1000,
+    endpointing: q.endpointing !== 'false',
+    sentenceTimestamps: q.sentence_timestamps === 'true',
+    fullTranscript: q.full_transcript === 'true',
+    notApplied: transcriptOptionsNotApplied(transcriptTextOptions(q)),
     idleTimeoutMs: idleTimeoutFromQuery(q.timeout, options.sockets.limits),
   };
 }
@@ -68,10 +89,48 @@ function checkInstalled(engines: HeldEngines, settings: SocketSettings) {
   return { vad, recognizer, diarizer: engines.diarizer };
 }
 
+/** A pause between words this long ends a sentence when the recogniser writes no punctuation. */
+const SENTENCE_PAUSE_SECONDS = 0.6;
+
+type TranscriptEvent = Extract<StreamingEvent, { type: 'transcription' }>;
+
+/** The sentences of a transcript with their times: split after end punctuation or at a long pause. */
+function utterancesOf(event: TranscriptEvent, integerSpeakers: boolean) {
+  if (event.words.length === 0) return event.transcript ? [{ text: event.transcript, start: event.start, end: event.end }] : [];
+  const sentences: { text: string; start: number; end: number; speaker?: string | number }[] = [];
+  let words: typeof event.words = [];
+  const close = () => {
+    if (words.length === 0) return;
+    const speaker = words[0]!.speaker;
+    sentences.push({
+      text: words.map((w) => w.word).join(' '),
+      start: words[0]!.start,
+      end: words.at(-1)!.end,
+      ...(speaker !== undefined && { speaker: integerSpeakers ? speakerNumber(speaker) : speaker }),
+    });
+    words = [];
+  };
+  for (const word of event.words) {
+    const previous = words.at(-1);
+    if (previous && (word.start - previous.end >= SENTENCE_PAUSE_SECONDS || word.speaker !== previous.speaker)) close();
+    words.push(word);
+    if (/[.!?…]["'”’)\]]*$/.test(word.word)) close();
+  }
+  close();
+  return sentences;
+}
+
+/** `speaker_2` → 2. */
+function speakerNumber(label: string): number {
+  return Number(label.slice(label.lastIndexOf('_') + 1));
+}
+
 class TranscriptionSocket {
   private queue: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
   private closing = false;
+  /** The finals so far, for full_transcript. */
+  private finals: string[] = [];
 
   constructor(
     private readonly session: RealtimeSession,
@@ -79,14 +138,31 @@ class TranscriptionSocket {
     private readonly decoder: StreamDecoder,
     private readonly settings: SocketSettings,
     private readonly options: RealtimeTranscriptionOptions,
+    /** The current layout: integer speakers. */
+    private readonly live: boolean,
   ) {}
 
   send(event: StreamingEvent): void {
-    const message =
-      event.type === 'transcription'
-        ? { ...event, status: 'success', session_id: this.session.request.id, language: this.settings.language }
-        : event;
+    const message = event.type === 'transcription' ? this.transcriptMessage(event) : event;
     this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
+  }
+
+  private transcriptMessage(event: TranscriptEvent) {
+    const { settings } = this;
+    // Words are timed for sentence_timestamps too; they are sent only when asked for.
+    const words = !settings.wordTimestamps ? undefined : this.live ? event.words.map((w) => ({ ...w, speaker: speakerNumber(w.speaker) })) : event.words;
+    if (event.is_final && event.transcript) this.finals.push(event.transcript);
+    const full = [...this.finals, ...(event.is_final ? [] : [event.transcript])].filter(Boolean).join(' ');
+    return {
+      ...event,
+      words: words ?? [],
+      status: 'success',
+      session_id: this.session.request.id,
+      language: settings.language,
+      ...(settings.sentenceTimestamps && { utterances: utterancesOf(event, this.live) }),
+      ...(settings.fullTranscript && { full_transcript: full }),
+      ...settings.notApplied,
+    };
   }
 
   private error(message: string): void {
@@ -169,65 +245,70 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
   const partialBudget = new PartialBudget(options.partialSlots);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.route({
-      method: 'GET',
-      url: '/get_text',
-      config: { rateFamily: 'transcription' },
-      schema: { hide: true, querystring: TranscriptionSocketQuery },
-      // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
-      preHandler: async (request) => {
-        const engines = options.engines();
-        try {
-          checkInstalled(engines, settingsOf(request.query, options));
-        } finally {
-          engines.release();
-        }
-      },
-      handler: async () => {
-        throw new InvalidRequestError('GET /api/v1/stt/get_text is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)');
-      },
-      wsHandler: async (socket, request) => {
-        const settings = settingsOf(request.query, options);
-        // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
-        const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
-        if (!session) return;
-        const engines = options.engines();
-        let handler: TranscriptionSocket | undefined;
-        try {
-          const installed = checkInstalled(engines, settings);
-          const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
-          const stt = await StreamingTranscription.create(
-            installed,
-            {
-              language: settings.language,
-              inputSampleRate: decoder.sampleRate,
-              wordTimestamps: settings.wordTimestamps,
-              diarize: settings.diarize,
-              vadEvents: settings.vadEvents,
-              eouSeconds: settings.eouSeconds,
-              partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
-              maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
-              partialBudget,
-            },
-            (event) => handler?.send(event),
-          );
-          const stop = () => {
-            stt.close();
-            decoder.free();
+    const paths = TRANSCRIPTION_ROUTE_NAMES.map((name) => `/${name}/get_text`);
+    if (options.live) paths.push('/stt/live');
+    for (const url of paths) {
+      const live = url === '/stt/live';
+      app.route({
+        method: 'GET',
+        url,
+        config: { rateFamily: 'transcription' },
+        schema: { hide: true, querystring: TranscriptionSocketQuery },
+        // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
+        preHandler: async (request) => {
+          const engines = options.engines();
+          try {
+            checkInstalled(engines, settingsOf(request.query, options));
+          } finally {
             engines.release();
-          };
-          if (session.closed.signal.aborted) return stop();
-          session.closed.signal.addEventListener('abort', stop);
-          handler = new TranscriptionSocket(session, stt, decoder, settings, options);
-          session.receive(handler.onMessage.bind(handler));
-          // Else the queue resumes the socket once it has drained to half.
-          if (socket.isPaused && !handler.backlogged) socket.resume();
-        } catch (err) {
-          engines.release();
-          request.log.error({ err }, 'streaming transcription could not start');
-          session.close(CloseCode.internal, 'transcription could not start');
-        }
-      },
-    });
+          }
+        },
+        handler: async (request) => {
+          throw new InvalidRequestError(`GET ${request.routeOptions.url} is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)`);
+        },
+        wsHandler: async (socket, request) => {
+          const settings = settingsOf(request.query, options);
+          // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
+          const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
+          if (!session) return;
+          const engines = options.engines();
+          let handler: TranscriptionSocket | undefined;
+          try {
+            const installed = checkInstalled(engines, settings);
+            const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
+            const stt = await StreamingTranscription.create(
+              installed,
+              {
+                language: settings.language,
+                inputSampleRate: decoder.sampleRate,
+                wordTimestamps: settings.wordTimestamps || settings.sentenceTimestamps,
+                diarize: settings.diarize,
+                vadEvents: settings.vadEvents,
+                eouSeconds: settings.endpointing ? settings.eouSeconds : Infinity,
+                partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
+                maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
+                partialBudget,
+              },
+              (event) => handler?.send(event),
+            );
+            const stop = () => {
+              stt.close();
+              decoder.free();
+              engines.release();
+            };
+            if (session.closed.signal.aborted) return stop();
+            session.closed.signal.addEventListener('abort', stop);
+            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live);
+            session.receive(handler.onMessage.bind(handler));
+            // Else the queue resumes the socket once it has drained to half.
+            if (socket.isPaused && !handler.backlogged) socket.resume();
+          } catch (err) {
+            engines.release();
+            request.log.error({ err }, 'streaming transcription could not start');
+            session.close(CloseCode.internal, 'transcription could not start');
+          }
+        },
+      });
+    }
   };
 }

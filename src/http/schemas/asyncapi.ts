@@ -1,9 +1,13 @@
 /**
- * AsyncAPI 3.0 description of the two WebSockets, served at /asyncapi.json and linked from the
- * OpenAPI document. Message payloads are the schemas the routes validate with.
+ * AsyncAPI 3.0 description of the WebSockets (synthesis and streaming transcription, under every
+ * route name and prefix, and the current layout's /waves/v1/tts/live and /waves/v1/stt/live),
+ * served at /asyncapi.json and linked from the OpenAPI document. Message payloads are the schemas
+ * the routes validate with.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
+import type { ModelGeneration } from '../../engines/types.js';
+import { ROUTE_PREFIXES, SPEECH_ROUTE_NAMES, TRANSCRIPTION_ROUTE_NAMES } from '../routes/product-names.js';
 import { synthesisMessageSchema, SynthesisSocketQuery, TranscriptionSocketQuery } from './realtime.js';
 
 const SynthesisChunk = Type.Object({
@@ -17,26 +21,47 @@ const SynthesisComplete = Type.Object({
   chunks: Type.Integer(),
   audio_seconds: Type.Number(),
 });
+const SynthesisWordTimestamp = Type.Object({
+  request_id: Type.String(),
+  status: Type.Literal('word_timestamp'),
+  data: Type.Object({
+    word: Type.String(),
+    start: Type.Number({ description: "seconds from the start of the request's audio" }),
+    end: Type.Number(),
+  }),
+});
 const SynthesisError = Type.Object({
   status: Type.Literal('error'),
   request_id: Type.Union([Type.String(), Type.Null()]),
   message: Type.String(),
   error: Type.Object({ code: Type.String({ description: 'The REST error type, e.g. InvalidRequest' }), message: Type.String() }),
 });
-const Transcription = Type.Object({
-  type: Type.Literal('transcription'),
-  status: Type.Literal('success'),
-  session_id: Type.String(),
-  transcript: Type.String(),
-  is_final: Type.Boolean(),
-  is_last: Type.Boolean(),
-  start: Type.Number({ description: 'seconds from the start of the stream' }),
-  end: Type.Number(),
-  words: Type.Array(
-    Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.String(), confidence: Type.Union([Type.Number(), Type.Null()]) }),
-  ),
-  language: Type.String(),
-});
+const transcription = (speaker: TSchema) =>
+  Type.Object({
+    type: Type.Literal('transcription'),
+    status: Type.Literal('success'),
+    session_id: Type.String(),
+    transcript: Type.String(),
+    is_final: Type.Boolean(),
+    is_last: Type.Boolean({ description: 'true on the last message, after close_stream' }),
+    start: Type.Number({ description: 'seconds from the start of the stream' }),
+    end: Type.Number(),
+    words: Type.Array(Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker, confidence: Type.Union([Type.Number(), Type.Null()]) })),
+    language: Type.String(),
+    utterances: Type.Optional(
+      Type.Array(Type.Object({ text: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.Optional(speaker) }), {
+        description: 'With sentence_timestamps=true: the sentences of the transcript',
+      }),
+    ),
+    full_transcript: Type.Optional(Type.String({ description: 'With full_transcript=true: every final so far, then this partial' })),
+    keywords_applied: Type.Optional(Type.Literal(false, { description: 'keywords were given and are accepted, not applied' })),
+    numerals_applied: Type.Optional(Type.Literal(false)),
+    format_applied: Type.Optional(Type.Literal(false)),
+    redact_pii_applied: Type.Optional(Type.Literal(false)),
+    redact_pci_applied: Type.Optional(Type.Literal(false)),
+  });
+const Transcription = transcription(Type.String({ description: 'speaker_0, speaker_1, …' }));
+const LiveTranscription = transcription(Type.Integer({ description: '0, 1, …' }));
 const VadEvent = Type.Object({ type: Type.Union([Type.Literal('speech_started'), Type.Literal('speech_ended')]), timestamp: Type.Number() });
 const SttError = Type.Object({ type: Type.Literal('error'), message: Type.String() });
 const Control = Type.Object({ type: Type.Union([Type.Literal('finalize'), Type.Literal('close_stream')]) });
@@ -57,18 +82,64 @@ function limitsText(limits: RealtimeLimits): string {
   ].join(' ');
 }
 
+/** A channel id for a path: the route name under /api/v1, `waves-<name>` under /waves/v1. */
+function channelId(prefix: string, name: string): string {
+  return prefix === '/api/v1' ? name : `waves-${name}`;
+}
+
 export function asyncApiDocument(version: string, maxTextChars: number, limits: RealtimeLimits): object {
-  const synthesisChannel = (model: string) => ({
-    address: `/api/v1/${model}/get_speech/stream`,
-    title: `${model} WebSocket synthesis${model === 'tts-large' ? ' (deprecated, use tts-v2)' : ''}`,
+  const synthesisChannel = (address: string, model: ModelGeneration, title: string) => ({
+    address,
+    title,
     bindings: { ws: { method: 'GET', query: SynthesisSocketQuery } },
     messages: {
-      ...message('speechRequest', synthesisMessageSchema(model as 'tts-v2', maxTextChars), 'Text to speak (continue: more follows; flush: finish)'),
+      ...message(
+        'speechRequest',
+        synthesisMessageSchema(model, maxTextChars),
+        'Text to speak (continue: more follows, spoken sentence by sentence; flush: speak the rest and finish, text may be empty; whitespace alone with nothing buffered: a keep-alive)',
+      ),
       ...message('chunk', SynthesisChunk, 'Audio'),
+      ...message('wordTimestamp', SynthesisWordTimestamp, 'With word_timestamps: a word and where it is in the audio'),
       ...message('complete', SynthesisComplete, 'The request is done'),
       ...message('error', SynthesisError, 'The request failed; the socket stays usable'),
     },
   });
+  const transcriptionChannel = (address: string, title: string, payload: TSchema) => ({
+    address,
+    title,
+    bindings: { ws: { method: 'GET', query: TranscriptionSocketQuery } },
+    messages: {
+      ...message('audio', { type: 'string', contentEncoding: 'binary', description: 'A binary frame of audio in the declared encoding' }, 'Audio'),
+      ...message('control', Control, 'finalize, or close_stream'),
+      ...message('transcription', payload, 'A partial (is_final false) or final transcript'),
+      ...message('vadEvent', VadEvent, 'With vad_events=true'),
+      ...message('error', SttError, 'A bad frame or a busy engine; the stream goes on'),
+    },
+  });
+  const synthesisChannels: Record<string, object> = {};
+  const transcriptionChannels: Record<string, object> = {};
+  for (const prefix of ROUTE_PREFIXES) {
+    for (const name of SPEECH_ROUTE_NAMES) {
+      const title = `${name.path} WebSocket synthesis (${name.model})${name.deprecated ? ', deprecated' : ''}`;
+      synthesisChannels[channelId(prefix, name.path)] = synthesisChannel(`${prefix}/${name.path}/get_speech/stream`, name.model, title);
+    }
+    for (const name of TRANSCRIPTION_ROUTE_NAMES) {
+      transcriptionChannels[channelId(prefix, name)] = transcriptionChannel(`${prefix}/${name}/get_text`, `Streaming transcription (${name})`, Transcription);
+    }
+  }
+  synthesisChannels['tts-live'] = synthesisChannel(
+    '/waves/v1/tts/live',
+    'tts-v3.1',
+    "WebSocket synthesis, current layout: each message's model (any spelling, default lightning_v3.1) chooses the model and its rules",
+  );
+  transcriptionChannels['stt-live'] = transcriptionChannel('/waves/v1/stt/live', 'Streaming transcription, current layout (integer speakers)', LiveTranscription);
+  const operations = (channels: Record<string, object>, received: string[], sent: string[]) =>
+    Object.fromEntries(
+      Object.keys(channels).flatMap((id) => [
+        [`${id}-send`, { action: 'receive', channel: { $ref: `#/channels/${id}` }, messages: received.map((m) => ({ $ref: `#/channels/${id}/messages/${m}` })) }],
+        [`${id}-answer`, { action: 'send', channel: { $ref: `#/channels/${id}` }, messages: sent.map((m) => ({ $ref: `#/channels/${id}/messages/${m}` })) }],
+      ]),
+    );
   return {
     asyncapi: '3.0.0',
     info: {
@@ -76,39 +147,10 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
       version,
       description: `Authenticate with Authorization: Bearer, or ?token= where headers cannot be set. Refusals before the upgrade are plain HTTP 4xx with the REST error bodies. ${limitsText(limits)}`,
     },
-    channels: {
-      'tts-v2': synthesisChannel('tts-v2'),
-      'tts-v3.1': synthesisChannel('tts-v3.1'),
-      'tts-large': synthesisChannel('tts-large'),
-      stt: {
-        address: '/api/v1/stt/get_text',
-        title: 'Streaming transcription',
-        bindings: { ws: { method: 'GET', query: TranscriptionSocketQuery } },
-        messages: {
-          ...message('audio', { type: 'string', contentEncoding: 'binary', description: 'A binary frame of audio in the declared encoding' }, 'Audio'),
-          ...message('control', Control, 'finalize, or close_stream'),
-          ...message('transcription', Transcription, 'A partial (is_final false) or final transcript'),
-          ...message('vadEvent', VadEvent, 'With vad_events=true'),
-          ...message('error', SttError, 'A bad frame or a busy engine; the stream goes on'),
-        },
-      },
-    },
+    channels: { ...synthesisChannels, ...transcriptionChannels },
     operations: {
-      ...Object.fromEntries(
-        ['tts-v2', 'tts-v3.1', 'tts-large'].flatMap((model) => [
-          [`${model}-send`, { action: 'receive', channel: { $ref: `#/channels/${model}` }, messages: [{ $ref: `#/channels/${model}/messages/speechRequest` }] }],
-          [
-            `${model}-answer`,
-            {
-              action: 'send',
-              channel: { $ref: `#/channels/${model}` },
-              messages: ['chunk', 'complete', 'error'].map((m) => ({ $ref: `#/channels/${model}/messages/${m}` })),
-            },
-          ],
-        ]),
-      ),
-      'stt-send': { action: 'receive', channel: { $ref: '#/channels/stt' }, messages: ['audio', 'control'].map((m) => ({ $ref: `#/channels/stt/messages/${m}` })) },
-      'stt-answer': { action: 'send', channel: { $ref: '#/channels/stt' }, messages: ['transcription', 'vadEvent', 'error'].map((m) => ({ $ref: `#/channels/stt/messages/${m}` })) },
+      ...operations(synthesisChannels, ['speechRequest'], ['chunk', 'wordTimestamp', 'complete', 'error']),
+      ...operations(transcriptionChannels, ['audio', 'control'], ['transcription', 'vadEvent', 'error']),
     },
   };
 }
