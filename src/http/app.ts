@@ -305,5 +305,5 @@ async function registerSockets(
       },
       { prefix },
     );
-  
+  }
 }
