@@ -162,7 +162,8 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
       const result = await openSocket(wsUrl(s.url, `/waves/v1/stt/live?${query}`), { authorization: `Bearer ${s.key}` });
       assert.ok(!(result instanceof TestSocket), query);
       assert.equal(result.status, 400, query);
-      assert.ok(String(result.body.error).startsWith(sentence), `${query}: ${JSON.stringify(result.body)}`);
+      assert.equal(result.body.error, 'InvalidRequest', query);
+      assert.ok(String(result.body.message).startsWith(sentence), `${query}: ${JSON.stringify(result.body)}`);
     }
   });
 
@@ -174,6 +175,6 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
     const multi = await openSocket(wsUrl(s.url, '/waves/v1/stt/live?language=multi'), { authorization: `Bearer ${s.key}` });
     assert.ok(!(multi instanceof TestSocket));
     assert.equal(multi.status, 400);
-    assert.match(multi.body.error, /^language multi \(automatic detection\) needs a language-detecting recogniser/);
+    assert.match(multi.body.message, /^language multi \(automatic detection\) needs a language-detecting recogniser/);
   });
 });
