@@ -56,11 +56,11 @@ export async function buildStorage(config: Config): Promise<Storage> {
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
     dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
-    // While the database is unusable this answers from the health tracker (and probes at most
-    // once at a time), so probes of /readyz never queue on a dead pool.
+    // While the database is unusable this answers from the health tracker after one probe (at
+    // most one at a time, and waited for at most a second), so /readyz never queues on a dead pool.
     async readiness() {
       const { health } = store;
-      if (!health.available) await health.probeNow();
+      if (!health.available) await Promise.race([health.probeNow(), new Promise((r) => setTimeout(r, 1_000).unref())]);
       else {
         const failed = await sql`select 1`.execute(store.db).then(() => null, (err: Error) => err);
         if (failed && health.available) return { ok: false, error: failed.message, backend: store.backend.name };

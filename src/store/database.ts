@@ -63,7 +63,11 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
     pool.on('connect', (client) => client.on('error', onConnectionError));
     dialect = new PostgresDialect({ pool });
     backend = backendProfiles.postgres;
-    probe = async () => void (await pool.query('select 1'));
+    // A standby answers reads but refuses writes: after a failover, ready means promoted.
+    probe = async () => {
+      const { rows } = await pool.query<{ standby: boolean }>('select pg_is_in_recovery() as standby');
+      if (rows[0]?.standby) throw Object.assign(new Error('the database is a read-only standby (in recovery)'), { code: '25006' });
+    };
   } else {
     const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : path.join(dataDir, 'parley.db');
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

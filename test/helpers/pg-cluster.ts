@@ -5,11 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './server-process.js';
 import { skipWhenMissing } from './skip.js';
 
 const run = promisify(execFile);
@@ -27,16 +27,6 @@ export const pgBinDir: string | undefined = (() => {
 export const skipWithoutPgServer = skipWhenMissing(
   !pgBinDir && 'needs the PostgreSQL server programs (/usr/lib/postgresql/*/bin: apt-get install postgresql; .ci/run does)',
 );
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 export interface PgCluster {
   port: number;

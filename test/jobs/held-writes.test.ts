@@ -14,6 +14,43 @@ import { startReceiver } from './fixtures/receiver.js';
 import { makeWav, wavTranscribe } from './fixtures/wav-transcribe.js';
 
 describe('job changes held through a database outage', () => {
+  it('a result over maxHeldResultBytes is not kept: its job is given back, transcribed again and delivered once', async () => {
+    const receiver = await startReceiver();
+    const inner = wavTranscribe();
+    let runs = 0;
+    let openGate!: () => void;
+    const gate = new Promise<void>((r) => (openGate = r));
+    const transcribe: Transcribe = async (input, opts, context) => {
+      runs++;
+      await gate;
+      return inner(input, opts, context);
+    };
+    const s = await startTestServer({
+      config: { webhooks: { pollMs: 20, concurrency: 1, maxHeldResultBytes: 10 }, database: { probeMaxIntervalMs: 200 } },
+      transcribe,
+      jobs: { log: silent },
+    });
+    const jobs = s.server.jobs!.service;
+    const { db } = s.server.storage.store;
+    const held: string[] = [];
+    jobs.events.on('job:held', (e) => held.push(`${e.requestId}: ${e.what}`));
+    try {
+      await jobs.submit({ accountId: s.accountId, requestId: 'big', input: { bytes: makeWav(0.2), contentType: 'audio/wav' }, options, webhookUrl: receiver.url, webhookExtra: {} });
+      await until('"big" transcribing', () => runs === 1);
+      await sql`pragma query_only = on`.execute(db);
+      openGate();
+      await until('the job given back instead', () => held.length === 1);
+      assert.deepEqual(held, ['big: give back']);
+      await sql`pragma query_only = off`.execute(db);
+      await until('"big" delivered', () => receiver.forRequest('big').length === 1, 10_000);
+      assert.equal(runs, 2, 'transcribed again');
+      assert.equal(receiver.forRequest('big')[0]!.json.status, 'success');
+    } finally {
+      await s.close();
+      await receiver.close();
+    }
+  });
+
   it('records an acknowledged delivery and a finished transcription once the database takes writes again', async () => {
     const receiver = await startReceiver();
     const inner = wavTranscribe();
