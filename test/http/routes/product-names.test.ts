@@ -93,8 +93,9 @@ describe('POST /waves/v1/tts', () => {
   }
 
   it('defaults to lightning_v3.1 and answers a WAV file when Accept asks for audio/wav', async () => {
-    const res = await s.api('/waves/v1/tts', { method: 'POST', headers: { accept: 'audio/wav' }, json: { text: SHORT, voice_id: VOICE, sample_rate: 24000 } });
+    const res = await s.api('/waves/v1/tts', { method: 'POST', headers: { accept: 'audio/wav' }, json: { text: SHORT, voice_id: VOICE, sample_rate: 24000, session_id: 'call-42.a' } });
     assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-external-session-id'), 'call-42.a');
     assert.equal(res.headers.get('content-type'), 'audio/wav');
     assert.equal(parseWav(new Uint8Array(await res.arrayBuffer())).sampleRate, 24000);
   });
