@@ -166,6 +166,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
   function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
     const model = speechModelOf(body.model)!;
     if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
+    // The client's correlation id comes back as the service returns it.
+    if (body.session_id !== undefined) reply.header('X-External-Session-Id', body.session_id);
     const accept = String(request.headers.accept ?? '');
     const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
     const schema = modelSchema(model);

@@ -6,9 +6,11 @@
  * clone list with `modelIds`, and the OpenAPI document listing all of it.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../../src/audio/wav.js';
 import { SPEECH_MODEL_SPELLINGS, speechModelOf, SPEECH_ROUTE_NAMES, ROUTE_PREFIXES, isDeprecatedSpeechModelValue } from '../../../src/http/routes/product-names.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents } from '../../helpers/sse.js';
 
@@ -91,8 +93,9 @@ describe('POST /waves/v1/tts', () => {
   }
 
   it('defaults to lightning_v3.1 and answers a WAV file when Accept asks for audio/wav', async () => {
-    const res = await s.api('/waves/v1/tts', { method: 'POST', headers: { accept: 'audio/wav' }, json: { text: SHORT, voice_id: VOICE, sample_rate: 24000 } });
+    const res = await s.api('/waves/v1/tts', { method: 'POST', headers: { accept: 'audio/wav' }, json: { text: SHORT, voice_id: VOICE, sample_rate: 24000, session_id: 'call-42.a' } });
     assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-external-session-id'), 'call-42.a');
     assert.equal(res.headers.get('content-type'), 'audio/wav');
     assert.equal(parseWav(new Uint8Array(await res.arrayBuffer())).sampleRate, 24000);
   });
@@ -163,6 +166,47 @@ describe('clones on the current layout', () => {
     form.append('model', 'lightning-v2');
     form.append('file', new Blob([new Uint8Array(64)], { type: 'audio/wav' }), 'a.wav');
     await expectWavesError(await s.api('/waves/v1/voice-cloning', { method: 'POST', body: form }), 400, /^Voice cloning for lightning-v2 is deprecated\. Please use lightning-v3\.1$/);
+  });
+});
+
+describe('POST /waves/v1/voice-cloning with a real sample', { skip: needs({ models: [REAL_TEST_MODELS.VAD], corpus: true }) }, () => {
+  let cloning: TestServer;
+  before(async () => {
+    cloning = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith([REAL_TEST_MODELS.VAD]) } as never });
+  });
+  after(() => cloning?.close());
+
+  it('creates a lightning-v3.1 clone, lists it with modelIds, speaks it on /tts, and DELETE /waves/v1/lightning-large removes it', async () => {
+    const form = new FormData();
+    form.append('displayName', 'current layout');
+    form.append('language', 'en');
+    form.append('tags', 'en, test');
+    form.append('file', new Blob([readFileSync(corpusFile('en/jfk-inaugural-1961.wav'))], { type: 'audio/wav' }), 'jfk.wav');
+    const created = await cloning.api('/waves/v1/voice-cloning', { method: 'POST', body: form });
+    const { data } = (await created.json()) as { data: { voiceId: string; model: string; language: string } };
+    assert.equal(created.status, 200, JSON.stringify(data));
+    assert.equal(data.model, 'tts-v3.1');
+    assert.equal(data.language, 'en');
+
+    let clone: { status: string; modelIds: string[]; tags: string[] } | undefined;
+    for (const deadline = Date.now() + 120_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      const list = (await (await cloning.api('/waves/v1/voice-cloning')).json()) as { data: { voiceId: string; status: string; modelIds: string[]; tags: string[] }[] };
+      clone = list.data.find((c) => c.voiceId === data.voiceId);
+      assert.ok(clone, 'listed');
+      if (clone.status !== 'processing' || Date.now() > deadline) break;
+    }
+    assert.equal(clone.status, 'completed');
+    assert.deepEqual(clone.tags, ['en', 'test']);
+    assert.ok(clone.modelIds.includes('lightning-v3.1'), clone.modelIds.join());
+
+    const speech = await cloning.api('/waves/v1/tts', { method: 'POST', json: { text: SHORT, voice_id: data.voiceId, model: 'lightning_v3.1' } });
+    assert.equal(speech.status, 200);
+    assert.ok((await speech.arrayBuffer()).byteLength > 2 * 44100 * 0.3);
+
+    const deleted = await cloning.api('/waves/v1/lightning-large', { method: 'DELETE', json: { voiceId: data.voiceId } });
+    assert.deepEqual(await deleted.json(), { voiceId: data.voiceId, success: true });
+    assert.equal(deleted.headers.get('deprecation'), 'true');
+    await expectWavesError(await cloning.api('/waves/v1/lightning-large', { method: 'DELETE', json: { voiceId: data.voiceId } }), 404, /voice_/);
   });
 });
 

@@ -18,6 +18,7 @@ import { parseWav, wavFile, WavFormatTag } from '../../../src/audio/wav.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, sttTestPacks } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { wordsOf } from '../../helpers/audio-formats.js';
+import { startReceiver } from '../../jobs/fixtures/receiver.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 const SOURCE = 'en/jfk-inaugural-1961.wav';
@@ -29,12 +30,21 @@ describe('POST /waves/v1/stt and /api/v1/pulse/get_text', { skip: NEEDS }, () =>
   let pcm: Uint8Array;
   let sampleRate: number;
   let reference: { transcription: string; words: unknown[] };
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   before(async () => {
-    s = await startTestServer({
-      engines: true,
-      config: { modelsDir: modelsDirWith(sttTestPacks), logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } },
-    });
+    [s, receiver] = await Promise.all([
+      startTestServer({
+        engines: true,
+        config: {
+          modelsDir: modelsDirWith(sttTestPacks),
+          logLevel: 'warn',
+          rateLimits: { transcription: { perMinute: 0 } },
+          webhooks: { backoffBaseMs: 5, backoffCapMs: 40, timeoutMs: 2000, pollMs: 20 },
+        },
+      }),
+      startReceiver(),
+    ]);
     const audio = parseWav(readFileSync(corpusFile(SOURCE)));
     sampleRate = audio.sampleRate;
     pcm = encodeInt16(audio.samples);
@@ -44,7 +54,10 @@ describe('POST /waves/v1/stt and /api/v1/pulse/get_text', { skip: NEEDS }, () =>
     reference = (await res.json()) as typeof reference;
     assert.ok(wordsOf(reference.transcription).length >= 5, reference.transcription);
   });
-  after(() => s?.close());
+  after(async () => {
+    await s?.close();
+    await receiver?.close();
+  });
 
   const post = (path: string, body: Uint8Array, contentType: string | undefined, headers: Record<string, string> = {}) =>
     s.api(path, { method: 'POST', headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers }, body: body as Uint8Array<ArrayBuffer> });
@@ -82,6 +95,26 @@ describe('POST /waves/v1/stt and /api/v1/pulse/get_text', { skip: NEEDS }, () =>
     assert.deepEqual(body.words, []);
     assert.ok(body.utterances.length > 0);
     assert.equal(body.utterances.map((u) => u.text).join(' '), reference.transcription);
+  });
+
+  it('webhook_url: {status: processing, request_id} at once, the job under /waves/v1/stt/jobs, the transcript delivered', async () => {
+    receiver.setAnswer(() => 200);
+    const res = await post(`/waves/v1/stt?model=pulse&${new URLSearchParams({ webhook_url: receiver.url })}`, livekitWav, 'application/octet-stream');
+    const body = (await res.json()) as { status: string; request_id: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.deepEqual(Object.keys(body).sort(), ['request_id', 'status']);
+    assert.equal(body.status, 'processing');
+    let job: { state: string } = { state: 'queued' };
+    for (const deadline = Date.now() + 30_000; job.state !== 'succeeded' && job.state !== 'failed' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const got = await s.api(`/waves/v1/stt/jobs/${body.request_id}`);
+      assert.equal(got.status, 200);
+      job = (await got.json()) as typeof job;
+    }
+    assert.equal(job.state, 'succeeded');
+    const [delivered] = receiver.forRequest(body.request_id);
+    assert.ok(delivered, 'delivered');
+    assert.ok(delivered.body.includes(JSON.stringify(reference.transcription)), delivered.body.slice(0, 300));
   });
 
   it('bytes that are no audio: a 400 in the current error shape', async () => {
