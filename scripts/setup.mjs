@@ -47,6 +47,8 @@ const wanted = [
         // A font for the playground's screenshot (chromium itself depends on none).
         { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
         { pkg: 'python3-onnx', present: () => existsSync('/usr/lib/python3/dist-packages/onnx') },
+        // Self-signed certificates of the TLS tests.
+        { pkg: 'openssl', present: () => onPath('openssl') },
       ]
     : []),
 ];

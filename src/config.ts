@@ -281,6 +281,13 @@ export interface Config {
     /** How long a browser may cache a preflight answer. */
     maxAgeSeconds: number;
   };
+  /** HTTPS and WSS on the main port: both files set (PEM), else plain HTTP. Read again on SIGHUP. */
+  tls: {
+    /** The certificate chain, PEM. */
+    certFile: string;
+    /** Its private key, PEM. */
+    keyFile: string;
+  };
   retention: {
     /** Finished jobs (succeeded or failed), their results and delivery attempts are deleted this many days after they finished; 0 keeps them. */
     days: number;
@@ -433,6 +440,7 @@ export const defaultConfig: Config = {
     },
   },
   cors: { allowedOrigins: [], maxAgeSeconds: 600 },
+  tls: { certFile: '', keyFile: '' },
   retention: { days: 7, batchSize: 500, intervalMs: 60_000 },
 };
 
@@ -549,6 +557,7 @@ function validate(config: Config, problems: string[]): void {
   const decoding = config.transcription.decoding;
   for (const name of ['streamWindowSeconds', 'segmentMaxSeconds'] as const)
     if (!(decoding[name] > 2 * decoding.windowOverlapSeconds)) problems.push(`transcription.decoding.${name} must be more than twice windowOverlapSeconds`);
+  if (Boolean(config.tls.certFile) !== Boolean(config.tls.keyFile)) problems.push('tls.certFile and tls.keyFile must be set together (or neither, for plain HTTP)');
   if (config.cloning.maxConcurrent < 1) problems.push('cloning.maxConcurrent must be at least 1');
   if (config.cloning.sampleSeconds < config.cloning.minSpeechSeconds) problems.push('cloning.sampleSeconds must be at least cloning.minSpeechSeconds');
 }

@@ -5,6 +5,7 @@
  * Background work (job runner, retention) is started by listen() only, so code that builds a
  * server without serving (a CLI command, a test) never runs it.
  */
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { buildEngines, type Engines } from './compose/engines.js';
@@ -16,6 +17,7 @@ import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
+import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
 import { listCatalogue } from './models/catalogue.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
@@ -47,6 +49,8 @@ export interface Server {
   listen(): Promise<string>;
   /** Stop background work, let in-flight requests finish (for a grace period), release everything. */
   close(): Promise<void>;
+  /** With TLS: read the certificate and key again for new connections (what SIGHUP does); throws, keeping the old ones, when they are not usable. */
+  reloadTls(): void;
 }
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
@@ -55,6 +59,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function buildServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const releasers = new Releasers();
   try {
+    // First: a certificate that cannot be read stops the start before anything is opened.
+    const tls = readTlsFiles(config.tls);
     const storage = await buildStorage(config);
     releasers.add('storage', () => storage.close());
     const firstKey = await ensureFirstKey(storage, config);
@@ -118,6 +124,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         },
         jobs: jobs?.service,
         extraRoutes: options.extraRoutes,
+        tls,
       },
       options.logger ?? true,
     );
@@ -136,9 +143,21 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
     // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
     for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
   };
+  const reload = () => {
+    if (config.tls.certFile) reloadTls(app.server as unknown as TlsServer, config.tls);
+  };
+  const onHangup = () => {
+    try {
+      reload();
+      app.log.info({ certFile: config.tls.certFile }, 'TLS certificate and key reloaded');
+    } catch (err) {
+      app.log.error({ err }, 'TLS reload failed: the previous certificate stays in use');
+    }
+  };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      process.off('SIGHUP', onHangup);
       // Background work first (readiness turns 503 as the runner stops, so a load balancer
       // drains this node), then in-flight requests get a grace period: a stream whose client
       // stopped reading would hold shutdown forever.
@@ -153,8 +172,10 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
   return {
     app,
     ...parts,
+    reloadTls: reload,
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host });
+      if (config.tls.certFile) process.on('SIGHUP', onHangup);
       try {
         for (const task of parts.jobs?.background ?? []) {
           await task.start();

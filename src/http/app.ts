@@ -30,6 +30,7 @@ import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugi
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { ajvOptions } from './plugins/validation-messages.js';
+import { withTls, type TlsFiles } from './plugins/tls.js';
 import { useCors } from './plugins/cors.js';
 import { useOpenAiErrors } from './routes/openai/errors.js';
 import { openAiRoutes, type OpenAiDeps } from './routes/openai/index.js';
@@ -81,6 +82,8 @@ export interface AppDeps {
   openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
+  /** Serve HTTPS/WSS with this certificate and key (config.tls), else plain HTTP. */
+  tls?: TlsFiles;
 }
 
 declare module 'fastify' {
@@ -99,7 +102,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
     ajv: { customOptions: ajvOptions },
     forceCloseConnections: 'idle',
-    ...httpServerOptions(config.http),
+    ...withTls(httpServerOptions(config.http), deps.tls),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_CHARS },
     // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
