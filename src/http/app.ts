@@ -230,7 +230,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
-        for (const routes of openAiRoutes({ ...deps.openai, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
+        const realtime = { streamingEngines: deps.streamingEngines, sockets: deps.sockets };
+        for (const routes of openAiRoutes({ ...deps.openai, ...realtime, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
       }
     },
     { prefix: '/v1' },

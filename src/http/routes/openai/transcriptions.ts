@@ -168,11 +168,13 @@ function verbose(result: TranscriptionResult, form: TranscriptionForm): VerboseT
   return body;
 }
 
+/** The language of a request that names none, from the loaded recognisers' languages ("multi" when one detects). */
+export function defaultTranscriptionLanguage(languages: string[]): string {
+  return languages.includes('multi') ? 'multi' : languages.includes('en') ? 'en' : (languages[0] ?? 'en');
+}
+
 export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
-  function defaultLanguage(): string {
-    const languages = options.recognizerLanguages();
-    return languages.includes('multi') ? 'multi' : languages.includes('en') ? 'en' : (languages[0] ?? 'en');
-  }
+  const defaultLanguage = () => defaultTranscriptionLanguage(options.recognizerLanguages());
 
   async function transcriptions(request: FastifyRequest, reply: FastifyReply) {
     const form = checkForm(request, options);
