@@ -8,8 +8,8 @@
  *   `completed` once `silence_duration_ms` of silence ends it.
  * - With `turn_detection: null` the client ends each turn with `input_audio_buffer.commit`:
  *   `committed`, then the rest of the deltas and one `completed` for everything since the last commit.
- * Deltas only ever extend what was sent (a revised hypothesis waits until it extends it again);
- * `completed` carries the final text. Every error is an `error` event in OpenAI's shape and the
+ * Deltas follow the recogniser's hypothesis as it grows (never taking text back); `completed`
+ * carries the final text. Every error is an `error` event in OpenAI's shape and the
  * session goes on, except where the socket's limits close it (as on every socket).
  */
 import { randomBytes } from 'node:crypto';
@@ -171,11 +171,23 @@ class TranscriptionSessionSocket {
     return this.turn;
   }
 
-  /** Sends what `text` adds to what was sent of the turn, when it extends it. */
+  /**
+   * Sends what `text` adds to what was sent: the new characters while it extends the sent text
+   * (the recogniser's hypothesis grows), else, once it revised something already sent, the words
+   * past as many as were sent (a delta cannot take text back; `completed` has the final text).
+   */
   private extend(turn: Turn, text: string): void {
-    if (text.length <= turn.sent.length || !text.startsWith(turn.sent)) return;
-    this.send({ type: 'conversation.item.input_audio_transcription.delta', item_id: turn.itemId, content_index: 0, delta: text.slice(turn.sent.length) });
-    turn.sent = text;
+    let delta = '';
+    if (text.startsWith(turn.sent)) {
+      delta = text.slice(turn.sent.length);
+    } else {
+      const sentWords = turn.sent.split(' ').filter(Boolean).length;
+      const words = text.split(' ').filter(Boolean);
+      if (words.length > sentWords) delta = (sentWords > 0 ? ' ' : '') + words.slice(sentWords).join(' ');
+    }
+    if (!delta) return;
+    turn.sent += delta;
+    this.send({ type: 'conversation.item.input_audio_transcription.delta', item_id: turn.itemId, content_index: 0, delta });
   }
 
   private complete(turn: Turn, endMs: number): void {
