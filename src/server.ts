@@ -18,6 +18,7 @@ import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
+import { startWyoming, type WyomingServer } from './http/wyoming/server.js';
 import { listCatalogue } from './models/catalogue.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
@@ -49,6 +50,8 @@ export interface Server {
   listen(): Promise<string>;
   /** Stop background work, let in-flight requests finish (for a grace period), release everything. */
   close(): Promise<void>;
+  /** The Wyoming listener, once listen() started it (config.wyoming.port set). */
+  wyoming?: WyomingServer;
   /** With TLS: read the certificate and key again for new connections (what SIGHUP does); throws, keeping the old ones, when they are not usable. */
   reloadTls(): void;
 }
@@ -130,14 +133,34 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     );
     const log = app.log;
     app.addHook('onClose', async () => releasers.releaseAll((msg, err) => log.error({ err }, msg)));
-    return serving(app, { storage, voices, engines, jobs }, config);
+    const wyoming = config.wyoming.port
+      ? () =>
+          startWyoming({
+            config,
+            version,
+            apiKeys: storage.apiKeys,
+            slots: socketSlots,
+            voices,
+            synthesis,
+            engines: heldEngines,
+            recognizers: () => (engines?.models.report().loaded ?? []).filter((p) => p.kind.startsWith('asr-')).map((p) => ({ id: p.id, languages: p.languages })),
+            log: pino({ name: 'wyoming', level: config.logLevel }),
+          })
+      : undefined;
+    return serving(app, { storage, voices, engines, jobs }, config, wyoming);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
   }
 }
 
-function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>, config: Config): Server {
+function serving(
+  app: FastifyInstance,
+  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>,
+  config: Config,
+  startWyomingListener?: () => Promise<WyomingServer>,
+): Server {
+  let wyoming: WyomingServer | undefined;
   const started: BackgroundTask[] = [];
   const stopBackground = async () => {
     // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
@@ -158,6 +181,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
   const close = () =>
     (closing ??= (async () => {
       process.off('SIGHUP', onHangup);
+      await wyoming?.close();
       // Background work first (readiness turns 503 as the runner stops, so a load balancer
       // drains this node), then in-flight requests get a grace period: a stream whose client
       // stopped reading would hold shutdown forever.
@@ -169,7 +193,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
         clearTimeout(force);
       }
     })());
-  return {
+  const server: Server = {
     app,
     ...parts,
     reloadTls: reload,
@@ -177,6 +201,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
       const address = await app.listen({ port: config.port, host: config.host });
       if (config.tls.certFile) process.on('SIGHUP', onHangup);
       try {
+        if (startWyomingListener) wyoming = server.wyoming = await startWyomingListener();
         for (const task of parts.jobs?.background ?? []) {
           await task.start();
           started.push(task);
@@ -189,6 +214,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
     },
     close,
   };
+  return server;
 }
 
 export interface RunningServer extends Server {
