@@ -14,8 +14,9 @@ import { readFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../../src/audio/wav.js';
-import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { corpusEntries } from '../../engines/stt-fixtures.js';
 import { wordErrorRate } from '../../helpers/transcript-accuracy.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
@@ -129,13 +130,9 @@ function freePort(): Promise<number> {
 }
 
 function label(file: string): string {
-  const entry = readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { file: string; text: string })
-    .find((e) => e.file === file);
-  assert.ok(entry);
-  return entry.text;
+  const text = corpusEntries().find((e) => e.file === file)?.text;
+  assert.ok(text, `${file} has a transcript in the corpus manifest`);
+  return text;
 }
 
 /** Speech-like: at least a tenth of 50 ms windows above -30 dBFS, every sample within 16-bit range. */

@@ -21,6 +21,7 @@ import { checkEngines } from '../../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../../transcription/transcribe.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
+import { OrderedMessages } from '../../plugins/ordered-messages.js';
 import { CloseCode, type RealtimeSession, type RealtimeSockets } from '../../plugins/realtime-sockets.js';
 import { transcriptionModelAliases } from './aliases.js';
 import { ParamError } from './errors.js';
@@ -72,8 +73,8 @@ interface Turn {
 }
 
 class TranscriptionSessionSocket {
-  private queue: Promise<void> = Promise.resolve();
-  private queuedBytes = 0;
+  /** Events are handled one at a time, in order: audio after a commit belongs to the next turn. */
+  readonly messages: OrderedMessages;
   private stt: StreamingTranscription | undefined;
   private decoder: StreamDecoder | undefined;
   private engines: HeldEngines | undefined;
@@ -91,7 +92,9 @@ class TranscriptionSessionSocket {
     private settings: TranscriptionSettings,
     private readonly options: OpenAiRealtimeOptions,
     private readonly partialBudget: PartialBudget,
-  ) {}
+  ) {
+    this.messages = new OrderedMessages(session, options.sockets, MAX_QUEUED_BYTES, (data, isBinary) => this.handle(data, isBinary));
+  }
 
   private get language(): string {
     return this.settings.language || this.options.defaultLanguage();
@@ -237,27 +240,6 @@ class TranscriptionSessionSocket {
     this.committed(turn);
     this.complete(turn, endMs);
     this.samplesSinceCommit = 0;
-  }
-
-  get backlogged(): boolean {
-    return this.queuedBytes > MAX_QUEUED_BYTES / 2;
-  }
-
-  /** Events are handled one at a time, in order (audio after a commit belongs to the next turn); a long queue stops the socket reading. */
-  onMessage(data: RawData, isBinary: boolean): void {
-    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-    this.queuedBytes += size;
-    const { socket } = this.session;
-    if (this.queuedBytes > MAX_QUEUED_BYTES && !socket.isPaused) {
-      this.options.sockets.hit('inputBacklog', this.session.request, { queuedBytes: this.queuedBytes });
-      socket.pause();
-    }
-    this.queue = this.queue
-      .then(() => this.handle(data, isBinary))
-      .finally(() => {
-        this.queuedBytes -= size;
-        if (socket.isPaused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) socket.resume();
-      });
   }
 
   private async handle(data: RawData, isBinary: boolean): Promise<void> {
@@ -422,8 +404,8 @@ export function openAiRealtimeRoutes(options: OpenAiRealtimeOptions) {
         const handler = new TranscriptionSessionSocket(session, settings, options, partialBudget);
         session.closed.signal.addEventListener('abort', () => handler.stop());
         handler.send({ type: 'session.created', session: describeSession(handler.id, settings, options.defaultLanguage()) });
-        session.receive(handler.onMessage.bind(handler));
-        if (socket.isPaused && !handler.backlogged) socket.resume();
+        session.receive(handler.messages.receive);
+        if (socket.isPaused && !handler.messages.backlogged) socket.resume();
       },
     });
   };

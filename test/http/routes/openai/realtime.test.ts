@@ -17,9 +17,10 @@ import { encodeInt16 } from '../../../../src/audio/encode.js';
 import { encodeMuLaw } from '../../../../src/audio/g711.js';
 import { resample } from '../../../../src/audio/resample.js';
 import { parseWav } from '../../../../src/audio/wav.js';
-import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../../helpers/server.js';
 import { makeSelfSignedCertificate, type TestCertificate } from '../../../helpers/tls.js';
+import { corpusEntries } from '../../../engines/stt-fixtures.js';
 import { wordErrorRate } from '../../../helpers/transcript-accuracy.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
@@ -279,13 +280,9 @@ describe('GET /v1/realtime?intent=transcription over WSS', { skip: NEEDS }, () =
 });
 
 function corpusLabel(file: string): string {
-  const entry = readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { file: string; text: string })
-    .find((e) => e.file === file);
-  assert.ok(entry, `${file} is in the corpus manifest`);
-  return entry.text;
+  const text = corpusEntries().find((e) => e.file === file)?.text;
+  assert.ok(text, `${file} has a transcript in the corpus manifest`);
+  return text;
 }
 
 /** POST /v1/audio/transcriptions over HTTPS with the test's CA; the text. */
