@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../../src/audio/wav.js';
+import { ConfigError, loadConfig } from '../../../src/config.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { corpusEntries } from '../../engines/stt-fixtures.js';
@@ -324,3 +325,25 @@ describe('Wyoming on its own TCP port', { skip: NEEDS }, () => {
 function pick(e: Event): [string, string] {
   return [e.type, e.data.code];
 }
+
+describe('Wyoming settings', () => {
+  it('a port without wyoming.apiKey is a configuration error naming it', () => {
+    assert.throws(
+      () => loadConfig({ PARLEY_WYOMING__PORT: '10300' }),
+      (err: unknown) => err instanceof ConfigError && err.problems.some((p) => /wyoming\.apiKey \(PARLEY_WYOMING__API_KEY\) must be set/.test(p)),
+    );
+  });
+
+  it('a key that is not (or no longer) valid: each connection gets an unauthorized error and is closed', async () => {
+    const port = await freePort();
+    const s = await startTestServer({ config: { wyoming: { port, apiKey: `sk_${'u'.repeat(40)}` } } });
+    try {
+      const c = await WyomingClient.open(port);
+      assert.deepEqual(pick(await c.next()), ['error', 'unauthorized']);
+      await new Promise((resolve) => (c.ended ? resolve(undefined) : c.socket.once('end', resolve)));
+      c.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
