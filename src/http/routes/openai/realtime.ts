@@ -80,8 +80,8 @@ class TranscriptionSessionSocket {
   private engines: HeldEngines | undefined;
   private turn: Turn | null = null;
   private previousItemId: string | null = null;
-  /** Input samples (at the format's rate) before the current recogniser session, and since the last commit. */
-  private samplesBefore = 0;
+  /** Audio before the current recogniser session, ms; its input samples (at its format's rate) in it, and since the last commit. */
+  private msBefore = 0;
   private samplesInSession = 0;
   private samplesSinceCommit = 0;
   private committing = false;
@@ -100,8 +100,9 @@ class TranscriptionSessionSocket {
     return this.settings.language || this.options.defaultLanguage();
   }
 
+  /** The rate of the recogniser session's input (the format it was opened with). */
   private get inputRate(): number {
-    return this.settings.format.sampleRate;
+    return this.decoder?.sampleRate ?? this.settings.format.sampleRate;
   }
 
   send(event: { type: string; [field: string]: unknown }): void {
@@ -121,7 +122,7 @@ class TranscriptionSessionSocket {
     try {
       const vad = requireVad(engines);
       const recognizer = checkEngines(engines, { language: this.language, diarize: false });
-      const decoder = await createStreamDecoder(this.settings.format.encoding, this.inputRate);
+      const decoder = await createStreamDecoder(this.settings.format.encoding, this.settings.format.sampleRate);
       const vadTurns = this.settings.turnDetection;
       const stt = await StreamingTranscription.create(
         { vad, recognizer },
@@ -132,7 +133,7 @@ class TranscriptionSessionSocket {
           diarize: false,
           vadEvents: vadTurns !== null,
           eouSeconds: vadTurns ? vadTurns.silence_duration_ms / 1000 : NO_SILENCE_END,
-          // The turn's audio begins prefix_padding_ms before the speech the VAD found.
+          // The turn's audio begins prefix_padding_ms before the speech the VAD found (at most the second the session holds before speech).
           ...(vadTurns && { leadSeconds: vadTurns.prefix_padding_ms / 1000 }),
           partialIntervalSeconds: this.options.sockets.limits.partialIntervalMs / 1000,
           maxUtteranceSeconds: this.options.sockets.limits.maxUtteranceSeconds,
@@ -152,16 +153,16 @@ class TranscriptionSessionSocket {
 
   /** Releases the recogniser session; what it held and did not commit is dropped. */
   stop(): void {
+    this.msBefore += (this.samplesInSession / this.inputRate) * 1000;
+    this.samplesInSession = 0;
     this.stt?.close();
     this.decoder?.free();
     this.engines?.release();
     this.stt = this.decoder = this.engines = undefined;
-    this.samplesBefore += this.samplesInSession;
-    this.samplesInSession = 0;
   }
 
   private ms(streamSeconds: number): number {
-    return Math.round((this.samplesBefore / this.inputRate) * 1000 + streamSeconds * 1000);
+    return Math.round(this.msBefore + streamSeconds * 1000);
   }
 
   /** The turn in progress, opened at `startSeconds` if there is none; `announce`: told as speech_started (server VAD). */
