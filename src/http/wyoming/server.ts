@@ -137,6 +137,8 @@ class WyomingConnection {
   private requested: { language?: string; name?: string } = {};
   private transcription: Transcription | undefined;
   private textStream: TextStream | undefined;
+  /** Events received and not yet handled. */
+  private pendingEvents = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -156,7 +158,8 @@ class WyomingConnection {
   private touch(): void {
     clearTimeout(this.idleTimer);
     const ms = this.deps.config.realtime.idleTimeoutMs;
-    this.idleTimer = setTimeout(() => this.close(`idle for ${Math.round(ms / 1000)} s`), ms);
+    // A connection whose events are still being worked on (a long transcription) is not idle.
+    this.idleTimer = setTimeout(() => (this.pendingEvents > 0 ? this.touch() : this.close(`idle for ${Math.round(ms / 1000)} s`)), ms);
   }
 
   /** Ends the connection cleanly: an error event saying why, then FIN. */
@@ -211,8 +214,6 @@ class WyomingConnection {
     // Events wait in order; while a long one runs (a synthesis, a transcript) the socket stops reading past one message's size.
     if (this.reader.heldBytes > this.deps.config.realtime.maxMessageBytes + MAX_HEADER_BYTES) this.socket.pause();
   }
-
-  private pendingEvents = 0;
 
   private enqueue(work: () => Promise<void>): void {
     this.pendingEvents++;
