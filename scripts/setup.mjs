@@ -50,6 +50,8 @@ const wanted = [
         { pkg: 'python3-onnx', present: () => existsSync('/usr/lib/python3/dist-packages/onnx') },
         // The server programs: test/jobs/database-outage.test.ts runs a PostgreSQL cluster of its own to stop and kill.
         { pkg: 'postgresql', present: () => existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/postgres`)) },
+        // Self-signed certificates of the TLS tests.
+        { pkg: 'openssl', present: () => onPath('openssl') },
       ]
     : []),
 ];

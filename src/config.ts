@@ -302,6 +302,28 @@ export interface Config {
     /** How long a browser may cache a preflight answer. */
     maxAgeSeconds: number;
   };
+  /** HTTPS and WSS on the main port: both files set (PEM), else plain HTTP. Read again on SIGHUP. */
+  tls: {
+    /** The certificate chain, PEM. */
+    certFile: string;
+    /** Its private key, PEM. */
+    keyFile: string;
+  };
+  /**
+   * The Wyoming protocol (Home Assistant's speech services) on its own TCP port. Wyoming has no
+   * authentication: every connection acts for the account of apiKey, so the port must only be
+   * reachable by who may use that account. Sockets' limits (realtime.*) apply to it.
+   */
+  wyoming: {
+    /** 0 = off. */
+    port: number;
+    /** Loopback by default: open it wider only on a trusted network. */
+    host: string;
+    /** The key (sk_…) whose account every Wyoming request uses; needed when port is set. */
+    apiKey: string;
+    /** Voice of a synthesize event naming none (a voice id); empty = openai.voices.alloy's, else the first voice. */
+    defaultVoice: string;
+  };
   retention: {
     /** Finished jobs (succeeded or failed), their results and delivery attempts are deleted this many days after they finished; 0 keeps them. */
     days: number;
@@ -456,6 +478,8 @@ export const defaultConfig: Config = {
     },
   },
   cors: { allowedOrigins: [], maxAgeSeconds: 600 },
+  tls: { certFile: '', keyFile: '' },
+  wyoming: { port: 0, host: '127.0.0.1', apiKey: '', defaultVoice: '' },
   retention: { days: 7, batchSize: 500, intervalMs: 60_000 },
 };
 
@@ -575,6 +599,10 @@ function validate(config: Config, problems: string[]): void {
   const decoding = config.transcription.decoding;
   for (const name of ['streamWindowSeconds', 'segmentMaxSeconds'] as const)
     if (!(decoding[name] > 2 * decoding.windowOverlapSeconds)) problems.push(`transcription.decoding.${name} must be more than twice windowOverlapSeconds`);
+  if (Boolean(config.tls.certFile) !== Boolean(config.tls.keyFile)) problems.push('tls.certFile and tls.keyFile must be set together (or neither, for plain HTTP)');
+  if (config.wyoming.port > 65535 || !Number.isInteger(config.wyoming.port)) problems.push('wyoming.port must be an integer 0..65535 (0 = off)');
+  if (config.wyoming.port && !/^sk_[A-Za-z0-9]{32,}$/.test(config.wyoming.apiKey))
+    problems.push('wyoming.apiKey (PARLEY_WYOMING__API_KEY) must be set to the key (sk_…) whose account Wyoming connections use');
   if (config.cloning.maxConcurrent < 1) problems.push('cloning.maxConcurrent must be at least 1');
   if (config.cloning.sampleSeconds < config.cloning.minSpeechSeconds) problems.push('cloning.sampleSeconds must be at least cloning.minSpeechSeconds');
 }

@@ -5,6 +5,7 @@
  * Background work (job runner, retention) is started by listen() only, so code that builds a
  * server without serving (a CLI command, a test) never runs it.
  */
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { buildEngines, type Engines } from './compose/engines.js';
@@ -16,6 +17,8 @@ import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
+import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
+import { startWyoming, type WyomingServer } from './http/wyoming/server.js';
 import { listCatalogue } from './models/catalogue.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
@@ -47,6 +50,10 @@ export interface Server {
   listen(): Promise<string>;
   /** Stop background work, let in-flight requests finish (for a grace period), release everything. */
   close(): Promise<void>;
+  /** The Wyoming listener, once listen() started it (config.wyoming.port set). */
+  wyoming?: WyomingServer;
+  /** With TLS: read the certificate and key again for new connections (what SIGHUP does); throws, keeping the old ones, when they are not usable. */
+  reloadTls(): void;
 }
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
@@ -55,6 +62,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function buildServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const releasers = new Releasers();
   try {
+    // First: a certificate that cannot be read stops the start before anything is opened.
+    const tls = readTlsFiles(config.tls);
     const storage = await buildStorage(config);
     releasers.add('storage', () => storage.close());
     const firstKey = await ensureFirstKey(storage, config);
@@ -118,27 +127,61 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         },
         jobs: jobs?.service,
         extraRoutes: options.extraRoutes,
+        tls,
       },
       options.logger ?? true,
     );
     const log = app.log;
     app.addHook('onClose', async () => releasers.releaseAll((msg, err) => log.error({ err }, msg)));
-    return serving(app, { storage, voices, engines, jobs }, config);
+    const wyoming = config.wyoming.port
+      ? () =>
+          startWyoming({
+            config,
+            version,
+            apiKeys: storage.apiKeys,
+            slots: socketSlots,
+            voices,
+            synthesis,
+            engines: heldEngines,
+            recognizers: () => (engines?.models.report().loaded ?? []).filter((p) => p.kind.startsWith('asr-')).map((p) => ({ id: p.id, languages: p.languages })),
+            log: pino({ name: 'wyoming', level: config.logLevel }),
+          })
+      : undefined;
+    return serving(app, { storage, voices, engines, jobs }, config, wyoming);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
   }
 }
 
-function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>, config: Config): Server {
+function serving(
+  app: FastifyInstance,
+  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>,
+  config: Config,
+  startWyomingListener?: () => Promise<WyomingServer>,
+): Server {
+  let wyoming: WyomingServer | undefined;
   const started: BackgroundTask[] = [];
   const stopBackground = async () => {
     // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
     for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
   };
+  const reload = () => {
+    if (config.tls.certFile) reloadTls(app.server as unknown as TlsServer, config.tls);
+  };
+  const onHangup = () => {
+    try {
+      reload();
+      app.log.info({ certFile: config.tls.certFile }, 'TLS certificate and key reloaded');
+    } catch (err) {
+      app.log.error({ err }, 'TLS reload failed: the previous certificate stays in use');
+    }
+  };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      process.off('SIGHUP', onHangup);
+      await wyoming?.close();
       // Background work first (readiness turns 503 as the runner stops, so a load balancer
       // drains this node), then in-flight requests get a grace period: a stream whose client
       // stopped reading would hold shutdown forever.
@@ -150,12 +193,15 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
         clearTimeout(force);
       }
     })());
-  return {
+  const server: Server = {
     app,
     ...parts,
+    reloadTls: reload,
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host });
+      if (config.tls.certFile) process.on('SIGHUP', onHangup);
       try {
+        if (startWyomingListener) wyoming = server.wyoming = await startWyomingListener();
         for (const task of parts.jobs?.background ?? []) {
           await task.start();
           started.push(task);
@@ -168,6 +214,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
     },
     close,
   };
+  return server;
 }
 
 export interface RunningServer extends Server {

@@ -32,6 +32,7 @@ import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugi
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { ajvOptions } from './plugins/validation-messages.js';
+import { withTls, type TlsFiles } from './plugins/tls.js';
 import { useCors } from './plugins/cors.js';
 import { useOpenAiErrors } from './routes/openai/errors.js';
 import { openAiRoutes, type OpenAiDeps } from './routes/openai/index.js';
@@ -84,6 +85,8 @@ export interface AppDeps {
   openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
+  /** Serve HTTPS/WSS with this certificate and key (config.tls), else plain HTTP. */
+  tls?: TlsFiles;
 }
 
 declare module 'fastify' {
@@ -102,7 +105,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
     ajv: { customOptions: ajvOptions },
     forceCloseConnections: 'idle',
-    ...httpServerOptions(config.http),
+    ...withTls(httpServerOptions(config.http), deps.tls),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_CHARS },
     // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
@@ -172,7 +175,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
-        for (const routes of openAiRoutes({ ...deps.openai, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
+        const realtime = { streamingEngines: deps.streamingEngines, sockets: deps.sockets };
+        for (const routes of openAiRoutes({ ...deps.openai, ...realtime, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
       }
     },
     { prefix: '/v1' },

@@ -37,6 +37,8 @@ export interface StreamingOptions {
   maxUtteranceSeconds: number;
   /** Audio scanned by the VAD at a time; default 0.3 s. */
   tickSeconds?: number;
+  /** Audio kept before detected speech (the VAD fires a little late); default 0.25 s. */
+  leadSeconds?: number;
   /** Shared by every session of the server; without it every partial runs. */
   partialBudget?: PartialBudget;
 }
@@ -249,7 +251,7 @@ export class StreamingTranscription {
         if (this.utterance === null) {
           if (spanEnd <= this.lastSpeechEnd) continue; // already finalised
           if (this.options.vadEvents) this.emit({ type: 'speech_started', timestamp: this.seconds(spanStart) });
-          await this.openUtterance(Math.max(this.audio.start, this.lastSpeechEnd, spanStart - LEAD_SECONDS * rate));
+          await this.openUtterance(Math.max(this.audio.start, this.lastSpeechEnd, spanStart - (this.options.leadSeconds ?? LEAD_SECONDS) * rate));
         }
         this.lastSpeechEnd = Math.max(this.lastSpeechEnd, spanEnd);
       }

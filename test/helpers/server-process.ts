@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { repoRoot, sharedModel } from './models.js';
 
 export interface ServerProcess {
@@ -52,7 +53,13 @@ export async function freePort(): Promise<number> {
  * `built` runs the compiled server (`npm run build` first), as users run it: no TypeScript loader
  * in it or its child processes, which is what memory figures should see.
  */
-export async function startServerProcess(packs: string[], env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  packs: string[],
+  env: Record<string, string> = {},
+  options: { built?: boolean; /** The server serves HTTPS (env sets PARLEY_TLS__*): the certificate to trust. */ tls?: { ca: Buffer } } = {},
+): Promise<ServerProcess> {
+  const dispatcher = options.tls && new Agent({ connect: { ca: options.tls.ca } });
+  const get = (url: string, init: { headers?: Record<string, string> } = {}) => (dispatcher ? undiciFetch(url, { ...init, dispatcher }) : fetch(url, init));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-proc-'));
   const models = path.join(dataDir, 'models');
   mkdirSync(models);
@@ -78,9 +85,9 @@ export async function startServerProcess(packs: string[], env: Record<string, st
       ...env,
     },
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const readiness = async (): Promise<Readiness> => {
-    const r = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${key}` } });
+    const r = await get(`${url}/readyz`, { headers: { authorization: `Bearer ${key}` } });
     return (await r.json()) as Readiness;
   };
   const stop = async () => {
@@ -97,7 +104,7 @@ export async function startServerProcess(packs: string[], env: Record<string, st
       throw new Error(`the server process did not start (exit code ${child.exitCode})`);
     }
     try {
-      if ((await fetch(`${url}/readyz`)).status === 200) break;
+      if ((await get(`${url}/readyz`)).status === 200) break;
     } catch {
       // not listening yet
     }

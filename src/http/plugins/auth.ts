@@ -13,6 +13,9 @@ declare module 'fastify' {
   }
 }
 
+/** A WebSocket subprotocol carrying the API key, as OpenAI's browser clients send it. */
+export const KEY_SUBPROTOCOL_PREFIX = 'openai-insecure-api-key.';
+
 /** Routes only admin keys may call (model reloads and the like). */
 const ADMIN_PREFIX = '/api/v1/admin/';
 
@@ -35,6 +38,11 @@ function bearerToken(request: FastifyRequest): string | null {
   if (header === undefined && String(request.headers.upgrade).toLowerCase() === 'websocket') {
     const token = (request.query as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string' && token) return token;
+    // OpenAI's browser form: the key as a subprotocol (never chosen as the socket's protocol).
+    for (const protocol of String(request.headers['sec-websocket-protocol'] ?? '').split(',')) {
+      const name = protocol.trim();
+      if (name.startsWith(KEY_SUBPROTOCOL_PREFIX) && name.length > KEY_SUBPROTOCOL_PREFIX.length) return name.slice(KEY_SUBPROTOCOL_PREFIX.length);
+    }
   }
   return null;
 }

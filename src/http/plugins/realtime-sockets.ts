@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Config } from '../../config.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { KEY_SUBPROTOCOL_PREFIX } from './auth.js';
 import { InProcessSocketSlots, type SocketSlotStore } from './socket-slots.js';
 
 type RealtimeLimits = Config['realtime'];
@@ -21,7 +22,11 @@ export const CloseCode = { normal: 1000, goingAway: 1001, policy: 1008, tooBig: 
 /** Options of @fastify/websocket: the message size cap, and socket errors (a client's fault) logged as such. */
 export function realtimeSocketOptions(limits: RealtimeLimits) {
   return {
-    options: { maxPayload: limits.maxMessageBytes },
+    options: {
+      maxPayload: limits.maxMessageBytes,
+      // The first subprotocol offered that does not carry a key (OpenAI's clients offer "realtime" first): a key is never echoed back.
+      handleProtocols: (protocols: Set<string>) => [...protocols].find((p) => !p.startsWith(KEY_SUBPROTOCOL_PREFIX)) ?? false,
+    },
     errorHandler(error: Error, socket: WebSocket, request: FastifyRequest) {
       request.log.info({ reason: error.message }, 'websocket closed on a socket error');
       socket.terminate();

@@ -20,6 +20,10 @@ export const transcriptionFields = [
 /** Longest text field (prompt): a bound on what one field may hold in memory. */
 export const MAX_FIELD_BYTES = 16 * 1024;
 
+/** OpenAI's usage of a model billed by audio duration: the input's length in seconds. */
+export const TranscriptionUsage = Type.Object({ type: Type.Literal('duration'), seconds: Type.Number() });
+export type TranscriptionUsageBody = Static<typeof TranscriptionUsage>;
+
 export const VerboseTranscription = Type.Object({
   task: Type.String({ enum: ['transcribe', 'translate'] }),
   language: Type.String({ description: "The language's English name in lower case, as OpenAI gives it (english)" }),
@@ -44,5 +48,6 @@ export const VerboseTranscription = Type.Object({
   ),
   words: Type.Optional(Type.Array(Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.String() }))),
   parley: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Parley: speakers and analysis fields, when asked for' })),
+  usage: Type.Optional(TranscriptionUsage),
 });
 export type VerboseTranscriptionBody = Static<typeof VerboseTranscription>;

@@ -56,6 +56,18 @@ export class SpeechModels {
     return { generation, voice };
   }
 
+  /**
+   * The generation a model (alias, generation or pack id) speaks with: what an account's clone
+   * (`voice_…`, resolved by the synthesis use case for its owner only) is spoken through.
+   */
+  generationOf(model: string): ModelGeneration {
+    const voices = this.voicesOf(model);
+    if (!voices) throw new ParamError(`The model "${model}" does not exist: see GET /v1/models`, 'model', 'model_not_found');
+    const name = (speechModelAliases as readonly string[]).includes(model) ? this.deps.settings.speechModel : model;
+    if ((generations as readonly string[]).includes(name)) return name as ModelGeneration;
+    return generations.find((g) => voices.some((v) => v.models.includes(g))) ?? this.generationOf(this.deps.settings.speechModel);
+  }
+
   private pick(voices: Voice[], name: string): Voice | undefined {
     const exact = voices.find((v) => v.id === name);
     if (exact) return exact;

@@ -8,15 +8,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FfmpegEncoder } from '../../../audio/ffmpeg-encode.js';
 import { encodeStream, streamContentTypes } from '../../../audio/stream-encode.js';
 import { timeStretch } from '../../../audio/time-stretch.js';
-import { AbortedError } from '../../../errors.js';
+import { AbortedError, InvalidRequestError } from '../../../errors.js';
 import type { SynthesisService } from '../../../synthesis/synthesize.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
 import { SseStream } from '../../plugins/sse.js';
 import { openAiSpeechSchema, type OpenAiSpeechBody } from '../../schemas/openai-speech.js';
 import type { SpeechModels } from './aliases.js';
-import { openAiErrorBody } from './errors.js';
+import { openAiErrorBody, ParamError } from './errors.js';
 
 export const OPENAI_SAMPLE_RATE = 24000;
+/** How the ids of an account's cloned voices begin. */
+const CLONE_PREFIX = 'voice_';
 /** The speeds Parley's engines take (SynthesisOptions.speed); OpenAI's 0.25-4 beyond these is time-stretched. */
 const ENGINE_MIN_SPEED = 0.5;
 const ENGINE_MAX_SPEED = 2;
@@ -44,19 +46,29 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     const { body } = request;
     const engineSpeed = Math.min(ENGINE_MAX_SPEED, Math.max(ENGINE_MIN_SPEED, body.speed));
     const voiceName = typeof body.voice === 'string' ? body.voice : body.voice.id;
-    const target = options.models.resolve(body.model, voiceName);
+    // An account's clone is found by the synthesis use case, for its owner only; every other name maps through the model's voices.
+    const clone = voiceName.startsWith(CLONE_PREFIX);
+    const target = clone ? { generation: options.models.generationOf(body.model), voice: { id: voiceName } } : options.models.resolve(body.model, voiceName);
     // `instructions` is accepted and ignored: no Parley voice takes a style prompt.
-    const prepared = await synthesis.prepare({
-      accountId: request.accountId,
-      model: target.generation,
-      text: body.input,
-      voiceId: target.voice.id,
-      sampleRate: OPENAI_SAMPLE_RATE,
-      speed: engineSpeed,
-      language: 'auto',
-      outputFormat: 'pcm',
-      pronunciationDicts: [],
-    });
+    const prepared = await synthesis
+      .prepare({
+        accountId: request.accountId,
+        model: target.generation,
+        text: body.input,
+        voiceId: target.voice.id,
+        sampleRate: OPENAI_SAMPLE_RATE,
+        speed: engineSpeed,
+        language: 'auto',
+        outputFormat: 'pcm',
+        pronunciationDicts: [],
+      })
+      .catch((err: unknown) => {
+        if (clone && err instanceof InvalidRequestError && !(err instanceof ParamError)) {
+          const message = err.message.startsWith('voice_id') ? `The voice "${voiceName}" is not a cloned voice of this account: see GET /api/v1/tts-large/get_cloned_voices` : err.message;
+          throw new ParamError(message, 'voice');
+        }
+        throw err;
+      });
     const abort = new AbortController();
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();

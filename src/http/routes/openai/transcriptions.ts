@@ -15,6 +15,7 @@ import {
   transcriptionFields,
   transcriptionFormats,
   type TranscriptionFormat,
+  type TranscriptionUsageBody,
   type VerboseTranscriptionBody,
 } from '../../schemas/openai-transcription.js';
 import { sttLanguages } from '../../schemas/transcription-query.js';
@@ -134,6 +135,10 @@ function languageName(code: string): string {
   }
 }
 
+function usage(result: TranscriptionResult): TranscriptionUsageBody {
+  return { type: 'duration', seconds: Math.round(result.duration * 1000) / 1000 };
+}
+
 function verbose(result: TranscriptionResult, form: TranscriptionForm): VerboseTranscriptionBody {
   // Segments unless only words were asked for (OpenAI's default granularity is segment).
   const withSegments = form.granularities.size === 0 || form.granularities.has('segment');
@@ -159,14 +164,17 @@ function verbose(result: TranscriptionResult, form: TranscriptionForm): VerboseT
   for (const key of ['age', 'gender', 'emotions', 'speakers'] as const) if (result[key] !== undefined) parley[key] = result[key];
   if (result.metadata.analyzers) parley.analyzers = result.metadata.analyzers;
   if (Object.keys(parley).length) body.parley = parley;
+  body.usage = usage(result);
   return body;
 }
 
+/** The language of a request that names none, from the loaded recognisers' languages ("multi" when one detects). */
+export function defaultTranscriptionLanguage(languages: string[]): string {
+  return languages.includes('multi') ? 'multi' : languages.includes('en') ? 'en' : (languages[0] ?? 'en');
+}
+
 export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
-  function defaultLanguage(): string {
-    const languages = options.recognizerLanguages();
-    return languages.includes('multi') ? 'multi' : languages.includes('en') ? 'en' : (languages[0] ?? 'en');
-  }
+  const defaultLanguage = () => defaultTranscriptionLanguage(options.recognizerLanguages());
 
   async function transcriptions(request: FastifyRequest, reply: FastifyReply) {
     const form = checkForm(request, options);
@@ -209,7 +217,7 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
       case 'verbose_json':
         return verbose(result, form);
       default:
-        return { text: result.transcription };
+        return { text: result.transcription, usage: usage(result) };
     }
   }
 

@@ -107,12 +107,15 @@ describe('POST /v1/audio/transcriptions', { skip: NEEDS }, () => {
       assert.equal(inside.join(' '), seg.text, 'a segment is the words it spans');
     }
     assert.equal(verbose.words!.map((w) => w.word).join(' '), verbose.text);
+    assert.deepEqual(verbose.usage, { type: 'duration', seconds: verbose.duration });
   });
 
-  it('json (the default): just the text', async () => {
+  it('json (the default): the text and the usage by duration, as OpenAI bills whisper-1', async () => {
     const json = await client.audio.transcriptions.create({ model: 'whisper-1', file: await file() });
-    assert.deepEqual(Object.keys(json), ['text']);
+    assert.deepEqual(Object.keys(json), ['text', 'usage']);
     assert.equal(json.text, verbose.text);
+    assert.equal(json.usage?.type, 'duration');
+    assert.ok(json.usage?.type === 'duration' && Math.abs(json.usage.seconds - DURATION) < 0.05, JSON.stringify(json.usage));
   });
 
   it('text: the text and a newline, as text/plain', async () => {
