@@ -8,7 +8,8 @@
 //       bzip2           unpacks the .tar.bz2 model archives of `parley models pull`
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
 //     fonts-dejavu-core (the playground's browser tests, driven by playwright-core), python3-onnx
-//     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures).
+//     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
+//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -47,6 +48,8 @@ const wanted = [
         // A font for the playground's screenshot (chromium itself depends on none).
         { pkg: 'fonts-dejavu-core', present: () => existsSync('/usr/share/fonts/truetype/dejavu') },
         { pkg: 'python3-onnx', present: () => existsSync('/usr/lib/python3/dist-packages/onnx') },
+        // test/observability/prometheus.test.ts scrapes a running server with the real Prometheus (promtool checks the alert rules).
+        { pkg: 'prometheus', present: () => onPath('prometheus') && onPath('promtool') },
       ]
     : []),
 ];

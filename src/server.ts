@@ -23,6 +23,11 @@ import { Releasers, runReadinessChecks, type BackgroundTask, type ReadinessCheck
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import type { Transcribe } from './transcription/types.js';
 import { version } from './version.js';
+import { databaseGauges } from './observability/database-gauges.js';
+import { instrumentHttp } from './observability/http.js';
+import { inferenceObserver, ParleyMetrics } from './observability/metrics.js';
+import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
+import { inferenceTracingPreload, startTracing } from './observability/tracing.js';
 
 export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
@@ -43,6 +48,8 @@ export interface Server {
   voices: VoiceRegistry;
   engines?: Engines;
   jobs?: JobQueue;
+  /** The Prometheus registry, when metrics are on (metrics.port or metrics.token). */
+  metrics?: ParleyMetrics;
   /** Listen on the configured port and start the background work; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stop background work, let in-flight requests finish (for a grace period), release everything. */
@@ -61,16 +68,22 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     if (firstKey) options.onFirstKey?.(firstKey);
 
     const readiness: ReadinessChecks = { database: () => storage.readiness() };
+    // Metrics when they are served somewhere; traces when an OTLP endpoint is set. Off, nothing is recorded.
+    const metrics = config.metrics.port > 0 || config.metrics.token ? new ParleyMetrics() : undefined;
+    const tracing = await startTracing();
     let engines: Engines | undefined;
     if (options.engines ?? true) {
-      engines = await buildEngines(config);
+      engines = await buildEngines(config, {
+        observer: metrics || tracing ? inferenceObserver(metrics, tracing) : undefined,
+        hostPreload: tracing && inferenceTracingPreload(),
+      });
       releasers.add('engines', () => engines!.close());
       Object.assign(readiness, engines.readiness);
     }
     const voices = engines?.voices ?? new VoiceRegistry();
     const ffmpeg = buildFfmpegRunner(config);
     const heldEngines = engines && buildHeldEngines(engines.models);
-    const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg }));
+    const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg, observer: metrics?.transcription }));
     const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel });
     const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
     if (cloning) {
@@ -79,7 +92,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       const interrupted = await cloning.failInterrupted();
       if (interrupted > 0) cloningLog.error({ interrupted }, 'voice clones left processing by a stopped server were marked failed');
     }
-    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning });
+    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning, observer: metrics?.synthesis });
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());
@@ -91,6 +104,13 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       releasers.add('job queue', () => jobs!.close());
       readiness.jobs = () => jobs!.readiness();
     }
+
+    metrics?.attach({
+      inference: engines?.inferenceStatus,
+      sockets,
+      database: databaseGauges(storage.store, storage.nodeId),
+      jobEvents: jobs?.events,
+    });
 
     const rateLimitStore = buildRateLimitStore(storage, (err) => app?.log.error({ err }, 'rate-limit store failed; request let through'));
     releasers.add('rate-limit store', () => rateLimitStore.close());
@@ -118,20 +138,23 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         },
         jobs: jobs?.service,
         extraRoutes: options.extraRoutes,
+        instrument: metrics || tracing ? (app) => instrumentHttp(app, { metrics, tracing, metricsToken: config.metrics.token }) : undefined,
       },
       options.logger ?? true,
     );
     const log = app.log;
     app.addHook('onClose', async () => releasers.releaseAll((msg, err) => log.error({ err }, msg)));
-    return serving(app, { storage, voices, engines, jobs }, config);
+    if (tracing) app.addHook('onClose', async () => tracing.flush().catch((err) => log.warn({ err }, 'sending the last spans failed')));
+    return serving(app, { storage, voices, engines, jobs, metrics }, config);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
   }
 }
 
-function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>, config: Config): Server {
+function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs' | 'metrics'>, config: Config): Server {
   const started: BackgroundTask[] = [];
+  let metricsListener: MetricsListener | undefined;
   const stopBackground = async () => {
     // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
     for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
@@ -143,6 +166,7 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
       // drains this node), then in-flight requests get a grace period: a stream whose client
       // stopped reading would hold shutdown forever.
       await stopBackground();
+      await metricsListener?.close();
       const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
       try {
         await app.close();
@@ -156,6 +180,10 @@ function serving(app: FastifyInstance, parts: Pick<Server, 'storage' | 'voices' 
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host });
       try {
+        if (parts.metrics && config.metrics.port > 0) {
+          metricsListener = await startMetricsListener(parts.metrics, { port: config.metrics.port, host: config.metrics.host });
+          app.log.info(`metrics at ${metricsListener.url}`);
+        }
         for (const task of parts.jobs?.background ?? []) {
           await task.start();
           started.push(task);

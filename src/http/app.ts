@@ -81,6 +81,8 @@ export interface AppDeps {
   openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
+  /** Adds metrics and tracing hooks (and routes) before any route: given by the server when either is on. */
+  instrument?: (app: FastifyInstance) => void;
 }
 
 declare module 'fastify' {
@@ -117,6 +119,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  deps.instrument?.(app);
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
 
