@@ -41,6 +41,7 @@ describe('Prometheus scraping Parley', { skip: NEEDS }, () => {
   let prometheus: ChildProcess;
   let promUrl: string;
   let dir: string;
+  let metricsUrl: string;
   const api = (pathname: string, init: RequestInit = {}) =>
     fetch(server.url + pathname, { ...init, headers: { authorization: `Bearer ${server.key}`, ...(init.headers as Record<string, string>) } });
 
@@ -62,6 +63,7 @@ describe('Prometheus scraping Parley', { skip: NEEDS }, () => {
 
   before(async () => {
     const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     server = await startServerProcess([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, PIPER], {
       PARLEY_METRICS__PORT: String(metricsPort),
       PARLEY_INFERENCE__LAYOUT: 'by-capability',
@@ -160,6 +162,24 @@ describe('Prometheus scraping Parley', { skip: NEEDS }, () => {
     assert.equal(again.status, 200);
     await query('parley_inference_process_up{process="synthesis"}', (s) => single(s) === 1);
     await query('parley_database_up', (s) => single(s) === 1);
+  });
+
+  it('every query of the Grafana dashboard parses in Prometheus and names metrics the server exports', async () => {
+    const dashboard = JSON.parse(readFileSync(path.join(repoRoot, 'deploy/grafana/parley.json'), 'utf8')) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+    const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
+    assert.ok(exprs.length >= 20);
+    const exported = new Set([...(await (await fetch(metricsUrl)).text()).matchAll(/^# TYPE (\S+) (\w+)$/gm)].map((m) => m[1]!));
+    const alerts = readFileSync(path.join(repoRoot, 'deploy/prometheus/alerts.yml'), 'utf8');
+    for (const text of [...exprs, alerts]) {
+      for (const [name] of text.matchAll(/\b(?:parley|process|nodejs)_[a-z0-9_]+/g)) {
+        assert.ok(exported.has(name.replace(/_(bucket|count|sum)$/, '')), `${name} is exported`);
+      }
+    }
+    for (const expr of exprs) {
+      const concrete = expr.replaceAll('$__rate_interval', '1m').replaceAll('$job', '.*').replaceAll('$instance', '.*');
+      const body = (await (await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(concrete)}`)).json()) as { status: string; error?: string };
+      assert.equal(body.status, 'success', `${expr}: ${body.error}`);
+    }
   });
 
   it('the alert rules pass promtool and load into Prometheus', async () => {
