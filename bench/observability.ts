@@ -5,7 +5,9 @@
  * Three built servers run as their own processes on loopback with the same packs: one with
  * neither, one with metrics (scraped every second, as Prometheus would), one tracing every
  * request into a loopback OTLP/HTTP sink. Rounds alternate between them, so drift on a shared
- * machine falls on all three alike; each figure is the median over the rounds. Workloads:
+ * machine falls on all three alike; each figure is the median over the rounds, of the wall time
+ * and of the CPU time the server and its inference processes spent (from /proc: on a shared
+ * machine the CPU time is the steadier measure of cost). Workloads:
  * 1. the cheapest authenticated route (GET /api/v1/tts-v2/get_voices), 4 at a time: the
  *    per-request overhead at its most visible;
  * 2. syntheses with the Piper fixture voice (/tts-v2/get_speech: an inference task per sentence,
@@ -14,34 +16,26 @@
  *
  * Env: BENCH_ROUNDS (default 5), PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { corpusFile } from '../test/helpers/models.js';
-import { startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
+import { processTree } from '../test/helpers/process-tree.js';
+import { freePort, startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
 import { trainJourney } from './texts.js';
 
 const ROUNDS = Math.max(1, Number.parseInt(process.env.BENCH_ROUNDS ?? '5', 10) || 5);
 const PIPER = 'fake-piper-tones-en_US-22k-2spk';
 const PACKS = [PIPER, 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile', 'silero-vad-v5'];
-const CHEAP_REQUESTS = 400;
+const CHEAP_REQUESTS = 2000;
 const CONCURRENCY = 4;
-const SYNTHESES = 20;
+const SYNTHESES = 40;
 const TRANSCRIPTIONS = 4;
 const STT_FILE = 'en/librispeech-1221-135766-0001.wav';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Takes OTLP/HTTP exports and drops them, counting the bytes (a collector that keeps up). */
 async function startSink(): Promise<{ url: string; bytes: () => number; close(): void }> {
@@ -71,10 +65,28 @@ function send(server: ServerProcess, method: string, pathname: string, body?: Bu
   });
 }
 
-async function timed(work: () => Promise<unknown>): Promise<number> {
+const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU seconds (user + system) used so far by `pid` and the processes below it. */
+function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / ticksPerSecond;
+}
+
+/** Wall ms and server CPU ms of one run of `work`. */
+async function timed(server: ServerProcess, work: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+  const cpu = cpuSeconds(server.child.pid!);
   const start = performance.now();
   await work();
-  return performance.now() - start;
+  return { wall: performance.now() - start, cpu: (cpuSeconds(server.child.pid!) - cpu) * 1000 };
 }
 
 async function pool(count: number, concurrency: number, one: () => Promise<unknown>): Promise<void> {
@@ -109,7 +121,7 @@ const workloads = {
   transcription: (s: ServerProcess) => pool(TRANSCRIPTIONS, 2, () => send(s, 'POST', '/api/v1/stt/get_text?language=en', wav, 'audio/wav')),
 };
 type Workload = keyof typeof workloads;
-const times: Record<string, Record<Workload, number[]>> = {};
+const times: Record<string, Record<Workload, Array<{ wall: number; cpu: number }>>> = {};
 for (const mode of modes) times[mode.name] = { cheap: [], synthesis: [], transcription: [] };
 
 try {
@@ -120,7 +132,7 @@ try {
       // Each round starts with a different server, so none always runs first.
       for (let i = 0; i < modes.length; i++) {
         const m = (i + round) % modes.length;
-        times[modes[m]!.name]![workload].push(await timed(() => workloads[workload](servers[m]!)));
+        times[modes[m]!.name]![workload].push(await timed(servers[m]!, () => workloads[workload](servers[m]!)));
       }
     }
   }
@@ -132,16 +144,17 @@ try {
 }
 
 const limit: Record<string, number> = { metrics: 1.03, tracing: 1.1 };
-console.log(`Cost of metrics and tracing: ${ROUNDS} rounds, medians; the machine is shared, so small ratios are within its noise`);
-console.log('workload        mode      median     ratio to off   target');
+console.log(`Cost of metrics and tracing: ${ROUNDS} rounds, medians. The machine is shared (other jobs run on its 2 cores), so wall times carry their noise; the server's CPU time is the steadier figure`);
+console.log('workload        mode        wall ms   ratio    server CPU ms   ratio   target');
 for (const workload of Object.keys(workloads) as Workload[]) {
-  const off = median(times.off![workload]);
+  const offWall = median(times.off![workload].map((t) => t.wall));
+  const offCpu = median(times.off![workload].map((t) => t.cpu));
   for (const mode of modes) {
-    const t = median(times[mode.name]![workload]);
-    const ratio = t / off;
+    const wall = median(times[mode.name]![workload].map((t) => t.wall));
+    const cpu = median(times[mode.name]![workload].map((t) => t.cpu));
     const target = limit[mode.name];
     console.log(
-      `${workload.padEnd(15)} ${mode.name.padEnd(9)} ${`${t.toFixed(0)} ms`.padStart(9)}   ${ratio.toFixed(3).padStart(10)}     ${target ? `≤ ${target.toFixed(2)} (${(ratio / target).toFixed(2)} of it)` : ''}`,
+      `${workload.padEnd(15)} ${mode.name.padEnd(9)} ${wall.toFixed(0).padStart(9)}   ${(wall / offWall).toFixed(3)}   ${cpu.toFixed(0).padStart(13)}   ${(cpu / offCpu).toFixed(3)}   ${target ? `≤ ${target.toFixed(2)}` : ''}`,
     );
   }
 }

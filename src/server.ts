@@ -105,12 +105,11 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       readiness.jobs = () => jobs!.readiness();
     }
 
-    metrics?.attach({
-      inference: engines?.inferenceStatus,
-      sockets,
-      database: databaseGauges(storage.store, storage.nodeId),
-      jobEvents: jobs?.events,
-    });
+    if (metrics) {
+      const database = databaseGauges(storage.store, storage.nodeId);
+      releasers.add('metrics lease', () => database.release());
+      metrics.attach({ inference: engines?.inferenceStatus, sockets, database, jobEvents: jobs?.events });
+    }
 
     const rateLimitStore = buildRateLimitStore(storage, (err) => app?.log.error({ err }, 'rate-limit store failed; request let through'));
     releasers.add('rate-limit store', () => rateLimitStore.close());

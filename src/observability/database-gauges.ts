@@ -39,5 +39,6 @@ export function databaseGauges(store: { db: Kysely<Database>; backend: BackendPr
         clearTimeout(timer);
       }
     },
+    release: () => leases.release(LEASE, nodeId),
   };
 }

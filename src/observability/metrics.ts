@@ -24,6 +24,8 @@ const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2];
 export interface DatabaseGauges {
   /** True when the database answered; `jobs` is set only on the node holding the metrics lease. */
   read(): Promise<{ up: boolean; jobs?: Record<string, number> }>;
+  /** Gives the lease up (a node shutting down), so the next node scraped reports at once. */
+  release(): Promise<void>;
 }
 
 export interface MetricsSources {
@@ -200,12 +202,9 @@ export class ParleyMetrics {
       });
     }
     if (database) {
-      // Both gauges are collected in parallel: one database read serves a scrape.
-      let last: { at: number; read: ReturnType<DatabaseGauges['read']> } | undefined;
-      const read = () => {
-        if (!last || performance.now() - last.at > 1000) last = { at: performance.now(), read: database.read() };
-        return last.read;
-      };
+      // A scrape collects both gauges at once: they share the read in flight, and the next scrape reads afresh.
+      let inFlight: ReturnType<DatabaseGauges['read']> | undefined;
+      const read = () => (inFlight ??= database.read().finally(() => (inFlight = undefined)));
       new client.Gauge({
         name: 'parley_database_up',
         help: 'Whether the database answered at the last scrape (1) or not (0)',

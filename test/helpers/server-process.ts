@@ -36,7 +36,8 @@ export interface Readiness {
   models?: { detail: { started: string[]; kept: string[] } };
 }
 
-async function freePort(): Promise<number> {
+/** A port free on loopback now (for a listener a child process opens). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address() as { port: number };

@@ -4,20 +4,11 @@
  * cluster only (the holder of the metrics lease), so that summing nodes counts each job once.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
+import { freePort } from '../helpers/server-process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -86,6 +77,12 @@ describe('the metrics endpoint', () => {
           assert.equal(sample(reporting[0]!, 'parley_jobs{state="succeeded"}'), 0);
           for (const text of texts) assert.equal(sample(text, 'parley_database_up'), 1);
         }
+        // The holder shuts down and gives the lease up: the other node reports from its next scrape.
+        const texts = await Promise.all(nodes.map(scrape));
+        const holder = texts.findIndex((text) => sample(text, 'parley_jobs{state="queued"}') !== undefined);
+        const [gone] = nodes.splice(holder, 1);
+        await gone!.close();
+        assert.equal(sample(await scrape(nodes[0]!), 'parley_jobs{state="queued"}'), 0);
       } finally {
         for (const t of nodes) await t.close();
       }

@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { REAL_TEST_MODELS, corpusFile, needs, repoRoot } from '../helpers/models.js';
-import { inferenceProcess, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, inferenceProcess, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { skipWhenMissing } from '../helpers/skip.js';
 
 const PIPER = 'fake-piper-tones-en_US-16k';
@@ -21,15 +20,6 @@ const NEEDS =
   needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, PIPER], corpus: true }) ||
   skipWhenMissing(!(onPath('prometheus') && onPath('promtool')) && 'needs Debian\'s prometheus (apt-get install prometheus; npm test\'s set-up does)');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 interface Sample {
   metric: Record<string, string>;
