@@ -77,10 +77,12 @@ describe('OpenTelemetry traces over OTLP/HTTP', { skip: NEEDS }, () => {
 
   before(async () => {
     collector = await startCollector();
-    server = await startServerProcess([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, PIPER], {
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      PARLEY_INFERENCE__LAYOUT: 'by-capability',
-    });
+    // The built server, as users run it: the inference process imports the compiled exporter set-up.
+    server = await startServerProcess(
+      [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, PIPER],
+      { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, PARLEY_INFERENCE__LAYOUT: 'by-capability' },
+      { built: true },
+    );
   });
   after(async () => {
     await server?.stop();
