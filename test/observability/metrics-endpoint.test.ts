@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { freePort } from '../helpers/server-process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -53,6 +54,18 @@ describe('the metrics endpoint', () => {
     const main = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(main.status, 200);
     assert.match(await main.text(), /^parley_http_requests_total\{family="metrics",method="GET",status_class="4xx"\} 2$/m);
+  });
+
+  it('refuses a metrics port it cannot use and a short token, naming each', () => {
+    assert.throws(
+      () => loadConfig({ PORT: '9000', PARLEY_METRICS__PORT: '9000', PARLEY_METRICS__TOKEN: 'short' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.includes('metrics.port must differ from port') &&
+        err.problems.includes('metrics.token must be at least 16 characters'),
+    );
+    assert.throws(() => loadConfig({ PARLEY_METRICS__PORT: '70000' }), /metrics\.port must be an integer 0\.\.65535/);
+    assert.deepEqual(loadConfig({}).metrics, { port: 0, host: '127.0.0.1', token: '' });
   });
 
   it('is not served at all unless metrics.port or metrics.token is set', async () => {
