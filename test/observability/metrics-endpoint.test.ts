@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { freePort } from '../helpers/server-process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { connect, wsUrl } from '../helpers/websocket.js';
 
 
 const TOKEN = 'metrics-token-0123456789';
@@ -54,6 +55,25 @@ describe('the metrics endpoint', () => {
     const main = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(main.status, 200);
     assert.match(await main.text(), /^parley_http_requests_total\{family="metrics",method="GET",status_class="4xx"\} 2$/m);
+  });
+
+  it('counts WebSocket sessions open, and times them when they close', async () => {
+    const t = await startTestServer({ engines: true, config: { metrics: { token: TOKEN } } });
+    servers.push(t);
+    const scrape = async () => (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const socket = await connect(wsUrl(t.url, '/api/v1/tts-v2/get_speech/stream'), { authorization: `Bearer ${t.key}` });
+    const open = await scrape();
+    assert.equal(sample(open, 'parley_live_sessions_open{kind="synthesis"}'), 1);
+    assert.equal(sample(open, 'parley_live_session_duration_seconds_count{kind="synthesis"}'), undefined);
+    socket.ws.close();
+    const deadline = Date.now() + 5_000;
+    let closed = await scrape();
+    while (sample(closed, 'parley_live_session_duration_seconds_count{kind="synthesis"}') !== 1) {
+      assert.ok(Date.now() < deadline, 'the closed session was timed');
+      await new Promise((r) => setTimeout(r, 50));
+      closed = await scrape();
+    }
+    assert.equal(sample(closed, 'parley_live_sessions_open{kind="synthesis"}'), 0);
   });
 
   it('refuses a metrics port it cannot use and a short token, naming each', () => {
