@@ -9,7 +9,8 @@
 //     `--test` also installs what only the tests use: espeak-ng (voices of known pitch), chromium and
 //     fonts-dejavu-core (the playground's browser tests, driven by playwright-core), python3-onnx
 //     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
-//     postgresql (the server programs, for the database-outage test's own cluster).
+//     postgresql (the server programs, for the database-outage test's own cluster), openssl (the TLS tests' certificates),
+//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -52,6 +53,8 @@ const wanted = [
         { pkg: 'postgresql', present: () => existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/postgres`)) },
         // Self-signed certificates of the TLS tests.
         { pkg: 'openssl', present: () => onPath('openssl') },
+        // test/observability/prometheus.test.ts scrapes a running server with the real Prometheus (promtool checks the alert rules).
+        { pkg: 'prometheus', present: () => onPath('prometheus') && onPath('promtool') },
       ]
     : []),
 ];

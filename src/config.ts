@@ -332,6 +332,15 @@ export interface Config {
     /** How often the node holding the retention lease looks for jobs to delete. */
     intervalMs: number;
   };
+  /** Prometheus metrics. */
+  metrics: {
+    /** Port of the metrics' own listener (GET /metrics, no key); 0 = no listener. */
+    port: number;
+    /** Address that listener binds; loopback unless the scraper is elsewhere. */
+    host: string;
+    /** When set, GET /metrics on the main port answers with this as its bearer token; empty = not on the main port. */
+    token: string;
+  };
 }
 
 export const defaultConfig: Config = {
@@ -481,6 +490,7 @@ export const defaultConfig: Config = {
   tls: { certFile: '', keyFile: '' },
   wyoming: { port: 0, host: '127.0.0.1', apiKey: '', defaultVoice: '' },
   retention: { days: 7, batchSize: 500, intervalMs: 60_000 },
+  metrics: { port: 0, host: '127.0.0.1', token: '' },
 };
 
 /** Short env names of the README, mapped onto config paths. */
@@ -604,6 +614,9 @@ function validate(config: Config, problems: string[]): void {
   if (config.wyoming.port && !/^sk_[A-Za-z0-9]{32,}$/.test(config.wyoming.apiKey))
     problems.push('wyoming.apiKey (PARLEY_WYOMING__API_KEY) must be set to the key (sk_…) whose account Wyoming connections use');
   if (config.cloning.maxConcurrent < 1) problems.push('cloning.maxConcurrent must be at least 1');
+  if (config.metrics.port > 65535 || !Number.isInteger(config.metrics.port)) problems.push('metrics.port must be an integer 0..65535 (0: no metrics listener)');
+  if (config.metrics.port > 0 && config.metrics.port === config.port) problems.push('metrics.port must differ from port');
+  if (config.metrics.token && config.metrics.token.length < 16) problems.push('metrics.token must be at least 16 characters');
   if (config.cloning.sampleSeconds < config.cloning.minSpeechSeconds) problems.push('cloning.sampleSeconds must be at least cloning.minSpeechSeconds');
 }
 

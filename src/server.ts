@@ -26,6 +26,11 @@ import { Releasers, runReadinessChecks, type BackgroundTask, type ReadinessCheck
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import type { Transcribe } from './transcription/types.js';
 import { version } from './version.js';
+import { databaseGauges } from './observability/database-gauges.js';
+import { instrumentHttp } from './observability/http.js';
+import { inferenceObserver, ParleyMetrics } from './observability/metrics.js';
+import { startMetricsListener, type MetricsListener } from './observability/metrics-listener.js';
+import { inferenceTracingPreload, startTracing } from './observability/tracing.js';
 
 export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
@@ -46,6 +51,8 @@ export interface Server {
   voices: VoiceRegistry;
   engines?: Engines;
   jobs?: JobQueue;
+  /** The Prometheus registry, when metrics are on (metrics.port or metrics.token). */
+  metrics?: ParleyMetrics;
   /** Listen on the configured port and start the background work; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stop background work, let in-flight requests finish (for a grace period), release everything. */
@@ -70,16 +77,22 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     if (firstKey) options.onFirstKey?.(firstKey);
 
     const readiness: ReadinessChecks = { database: () => storage.readiness() };
+    // Metrics when they are served somewhere; traces when an OTLP endpoint is set. Off, nothing is recorded.
+    const metrics = config.metrics.port > 0 || config.metrics.token ? new ParleyMetrics() : undefined;
+    const tracing = await startTracing();
     let engines: Engines | undefined;
     if (options.engines ?? true) {
-      engines = await buildEngines(config);
+      engines = await buildEngines(config, {
+        observer: metrics || tracing ? inferenceObserver(metrics, tracing) : undefined,
+        hostPreload: tracing && inferenceTracingPreload(),
+      });
       releasers.add('engines', () => engines!.close());
       Object.assign(readiness, engines.readiness);
     }
     const voices = engines?.voices ?? new VoiceRegistry();
     const ffmpeg = buildFfmpegRunner(config);
     const heldEngines = engines && buildHeldEngines(engines.models);
-    const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg }));
+    const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg, observer: metrics?.transcription }));
     const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel });
     const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
     if (cloning) {
@@ -88,7 +101,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       const interrupted = await cloning.failInterrupted();
       if (interrupted > 0) cloningLog.error({ interrupted }, 'voice clones left processing by a stopped server were marked failed');
     }
-    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning });
+    const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning, observer: metrics?.synthesis });
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());
@@ -99,6 +112,12 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       jobs = buildJobQueue(config, { store: storage.store, accounts: storage.accounts, nodeId: storage.nodeId, transcribe, ...options.jobs });
       releasers.add('job queue', () => jobs!.close());
       readiness.jobs = () => jobs!.readiness();
+    }
+
+    if (metrics) {
+      const database = databaseGauges(storage.store, storage.nodeId);
+      releasers.add('metrics lease', () => database.release());
+      metrics.attach({ inference: engines?.inferenceStatus, sockets, database, jobEvents: jobs?.events });
     }
 
     const rateLimitStore = buildRateLimitStore(storage, (err) => app?.log.error({ err }, 'rate-limit store failed; request let through'));
@@ -128,6 +147,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         jobs: jobs?.service,
         extraRoutes: options.extraRoutes,
         tls,
+        instrument: metrics || tracing ? (app) => instrumentHttp(app, { metrics, tracing, metricsToken: config.metrics.token }) : undefined,
       },
       options.logger ?? true,
     );
@@ -147,7 +167,8 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
             log: pino({ name: 'wyoming', level: config.logLevel }),
           })
       : undefined;
-    return serving(app, { storage, voices, engines, jobs }, config, wyoming);
+    if (tracing) app.addHook('onClose', async () => tracing.flush().catch((err) => log.warn({ err }, 'sending the last spans failed')));
+    return serving(app, { storage, voices, engines, jobs, metrics }, config, wyoming);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
@@ -156,12 +177,13 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
 
 function serving(
   app: FastifyInstance,
-  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs'>,
+  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs' | 'metrics'>,
   config: Config,
   startWyomingListener?: () => Promise<WyomingServer>,
 ): Server {
   let wyoming: WyomingServer | undefined;
   const started: BackgroundTask[] = [];
+  let metricsListener: MetricsListener | undefined;
   const stopBackground = async () => {
     // In reverse order of start; the job runner stops claiming, then finishes or gives back what it holds.
     for (const task of started.splice(0).reverse()) await task.stop().catch((err) => app.log.error({ err }, `stopping ${task.name} failed`));
@@ -186,6 +208,7 @@ function serving(
       // drains this node), then in-flight requests get a grace period: a stream whose client
       // stopped reading would hold shutdown forever.
       await stopBackground();
+      await metricsListener?.close();
       const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
       try {
         await app.close();
@@ -202,6 +225,10 @@ function serving(
       if (config.tls.certFile) process.on('SIGHUP', onHangup);
       try {
         if (startWyomingListener) wyoming = server.wyoming = await startWyomingListener();
+        if (parts.metrics && config.metrics.port > 0) {
+          metricsListener = await startMetricsListener(parts.metrics, { port: config.metrics.port, host: config.metrics.host });
+          app.log.info(`metrics at ${metricsListener.url}`);
+        }
         for (const task of parts.jobs?.background ?? []) {
           await task.start();
           started.push(task);

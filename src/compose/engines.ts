@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { EngineSet } from '../engines/engine-set.js';
 import { createEspeakNgEngine, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
 import { Inference, type InferenceLayout } from '../engines/inference.js';
+import type { InferenceProcessOptions, InferenceProcessStatus } from '../engines/inference-process.js';
 import { Releasers, type ReadinessChecks } from '../lifecycle.js';
 import { InstalledModels } from '../models/installed-models.js';
 import { verdictCacheDir } from '../models/verify.js';
@@ -17,11 +18,13 @@ export interface Engines {
   espeak: EspeakNgTts;
   models: InstalledModels;
   voices: VoiceRegistry;
+  /** The inference processes' state (metrics read it at each scrape). */
+  inferenceStatus(): InferenceProcessStatus[];
   readiness: ReadinessChecks;
   close(): Promise<void>;
 }
 
-export async function buildEngines(config: Config): Promise<Engines> {
+export async function buildEngines(config: Config, observe: Pick<InferenceProcessOptions, 'observer' | 'hostPreload'> = {}): Promise<Engines> {
   const releasers = new Releasers();
   try {
     const espeak = await createEspeakNgEngine({ workers: config.synthesis.espeakWorkers });
@@ -39,6 +42,7 @@ export async function buildEngines(config: Config): Promise<Engines> {
       maxStreams: settings.maxStreams,
       streamIdleMs: settings.streamIdleMs,
       log: pino({ name: 'inference', level: config.logLevel }),
+      ...observe,
     });
     releasers.add('inference processes', () => inference.close());
 
@@ -63,6 +67,7 @@ export async function buildEngines(config: Config): Promise<Engines> {
       espeak,
       models,
       voices,
+      inferenceStatus: () => inference.status(),
       readiness: {
         models: async () => ({ ok: true, detail: models.report() }),
         inference: async () => ({ ok: true, detail: { processes: inference.status() } }),

@@ -2,12 +2,12 @@
 import type { Config } from '../config.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 import { SynthesisScheduler } from '../synthesis/scheduler.js';
-import { SynthesisService, type AccountVoices } from '../synthesis/synthesize.js';
+import { SynthesisService, type AccountVoices, type SynthesisObserver } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 
 export function buildSynthesis(
   config: Config,
-  deps: { voices: VoiceRegistry; dictCache: PronunciationDictCache; accountVoices?: AccountVoices },
+  deps: { voices: VoiceRegistry; dictCache: PronunciationDictCache; accountVoices?: AccountVoices; observer?: SynthesisObserver },
 ): SynthesisService {
   const { maxPreparedTextChars, maxOutputSeconds } = config.limits;
   return new SynthesisService({
@@ -16,5 +16,6 @@ export function buildSynthesis(
     limits: { maxPreparedTextChars, maxOutputSeconds },
     scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
     accountVoices: deps.accountVoices,
+    observer: deps.observer,
   });
 }

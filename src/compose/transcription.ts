@@ -11,7 +11,7 @@ import { createAddressPolicy } from '../net/address-policy.js';
 import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';
 import { createSpeakerAnalysis } from '../voice-analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from '../voice-analysis/types.js';
-import { createTranscriber, type HeldEngines } from '../transcription/transcribe.js';
+import { createTranscriber, type HeldEngines, type TranscriptionObserver } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
 
 export type UrlFetcher = (url: string, signal: AbortSignal) => Promise<FetchedAudio>;
@@ -38,9 +38,13 @@ export function buildHeldEngines(models: Pick<InstalledModels, 'acquire'>): () =
   };
 }
 
-export function buildTranscription(config: Config, deps: { engines: () => HeldEngines; ffmpeg: FfmpegRunner | false }): Transcribe {
+export function buildTranscription(
+  config: Config,
+  deps: { engines: () => HeldEngines; ffmpeg: FfmpegRunner | false; observer?: TranscriptionObserver },
+): Transcribe {
   return createTranscriber({
     engines: deps.engines,
+    observer: deps.observer,
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
     decoding: config.transcription.decoding,
     decode: {

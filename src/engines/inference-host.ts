@@ -7,6 +7,7 @@
  * It takes tasks over IPC and runs them on an InferenceCore; its own event loop only passes
  * messages, so cancellations reach running tasks at once.
  */
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AbortedError, ModelPackError, OverloadedError } from '../errors.js';
 import { InferenceCore } from './inference-core.js';
 import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } from './inference-protocol.js';
@@ -14,6 +15,9 @@ import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } fr
 const settings = JSON.parse(process.argv[2] ?? '{}') as Partial<HostSettings>;
 const core = new InferenceCore({ workers: settings.threads, queueSize: settings.queueSize, maxStreams: settings.maxStreams, streamIdleMs: settings.streamIdleMs });
 const running = new Map<number, AbortController>();
+// Without a registered tracer (no preload) every span below is a no-op that records nothing.
+if (settings.preload) await import(settings.preload);
+const tracer = trace.getTracer('parley-inference');
 
 function send(reply: HostReply): void {
   // A supervisor that went away leaves nothing to answer to: the disconnect handler exits. The
@@ -35,13 +39,23 @@ process.on('message', (request: HostRequest) => {
     case 'run': {
       const controller = new AbortController();
       running.set(request.id, controller);
-      core
-        .submit(request.task, { signal: controller.signal, onProgress: (data) => send({ type: 'progress', id: request.id, data }) })
+      const parent = request.trace ? propagation.extract(ROOT_CONTEXT, request.trace) : ROOT_CONTEXT;
+      const span = tracer.startSpan(`inference run ${request.task.kind}`, { attributes: { 'parley.task.kind': request.task.kind, 'parley.task.key': request.task.key } }, parent);
+      context
+        .with(trace.setSpan(parent, span), () =>
+          core.submit(request.task, { signal: controller.signal, onProgress: (data) => send({ type: 'progress', id: request.id, data }) }),
+        )
         .then(
           (result) => send({ type: 'done', id: request.id, result, ...health() }),
-          (error: unknown) => send({ type: 'error', id: request.id, message: (error as Error).message ?? String(error), ...failure(error), ...health() }),
+          (error: unknown) => {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+            send({ type: 'error', id: request.id, message: (error as Error).message ?? String(error), ...failure(error), ...health() });
+          },
         )
-        .finally(() => running.delete(request.id));
+        .finally(() => {
+          span.end();
+          running.delete(request.id);
+        });
       return;
     }
     case 'cancel':

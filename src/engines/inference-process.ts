@@ -38,6 +38,22 @@ export interface InferenceLog {
   error(obj: object, msg: string): void;
 }
 
+/** One observed task: ended once with its outcome; `carrier` is its trace context, sent to the process with it. */
+export interface ObservedTask {
+  carrier?: Record<string, string>;
+  end(outcome: InferenceTaskOutcome): void;
+}
+
+export type InferenceTaskOutcome = 'ok' | 'aborted' | 'overloaded' | 'unavailable' | 'failed';
+
+/** What metrics and traces learn from the supervisor; implemented outside the engines. */
+export interface InferenceObserver {
+  taskStarted(process: string, kind: InferenceTask['kind']): ObservedTask;
+  restarted(process: string): void;
+  /** A task overran its deadline (reported again with killed=true when its process is killed for not letting go). */
+  deadlineOverrun(process: string, killed: boolean): void;
+}
+
 export interface InferenceProcessOptions {
   /** Shown in logs and status: the model group the process serves. */
   name: string;
@@ -60,6 +76,9 @@ export interface InferenceProcessOptions {
   /** A stream with no task for this long is closed inside the process, ms; default 15 minutes. */
   streamIdleMs?: number;
   log: InferenceLog;
+  observer?: InferenceObserver;
+  /** A module the child imports before it takes tasks (its trace exporter); a file URL. */
+  hostPreload?: string;
 }
 
 export interface InferenceProcessStatus {
@@ -97,6 +116,8 @@ interface Pending {
   /** Kills the process if a cancelled task is not let go of in time. */
   graceTimer?: NodeJS.Timeout;
   host?: Host;
+  observed?: ObservedTask;
+  overdue?: boolean;
 }
 
 /** One start of the child process. */
@@ -158,6 +179,7 @@ export class InferenceProcess implements TaskRunner {
         deadlineMs,
         deadline: setTimeout(() => this.overdue(pending), deadlineMs),
         settled: false,
+        observed: this.options.observer?.taskStarted(this.options.name, task.kind),
       };
       if (options.signal) {
         pending.onAbort = () => this.cancel(pending, new AbortedError());
@@ -231,6 +253,7 @@ export class InferenceProcess implements TaskRunner {
       queueSize: this.options.queueSize,
       maxStreams: this.options.maxStreams,
       streamIdleMs: this.options.streamIdleMs,
+      preload: this.options.hostPreload,
     };
     const child = forkChild(new URL('./inference-host.js', import.meta.url), [JSON.stringify(settings)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -363,6 +386,7 @@ export class InferenceProcess implements TaskRunner {
     host.streams.clear();
     if (this.closed) return;
     this.restarts++;
+    this.options.observer?.restarted(this.options.name);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.closed || this.host) return;
@@ -382,7 +406,7 @@ export class InferenceProcess implements TaskRunner {
       this.streams.set(task.stream, host);
       host.streams.add(task.stream);
     }
-    this.send(host, { type: 'run', id: pending.id, task: pending.task });
+    this.send(host, { type: 'run', id: pending.id, task: pending.task, ...(pending.observed?.carrier && { trace: pending.observed.carrier }) });
   }
 
   private send(host: Host, request: HostRequest): void {
@@ -413,6 +437,7 @@ export class InferenceProcess implements TaskRunner {
         { process: this.options.name, pid: host.pid, task: pending.task.kind, graceMs: this.options.cancelGraceMs },
         'a cancelled inference task did not stop: killing its process',
       );
+      if (pending.overdue) this.options.observer?.deadlineOverrun(this.options.name, true);
       host.child.kill('SIGKILL');
     }, this.options.cancelGraceMs);
     pending.graceTimer.unref();
@@ -421,6 +446,8 @@ export class InferenceProcess implements TaskRunner {
   private overdue(pending: Pending): void {
     const seconds = Math.round(pending.deadlineMs / 100) / 10;
     this.options.log.warn({ process: this.options.name, task: pending.task.kind, deadlineMs: pending.deadlineMs }, 'inference task overran its deadline');
+    pending.overdue = true;
+    this.options.observer?.deadlineOverrun(this.options.name, false);
     this.cancel(pending, new InferenceUnavailableError(`Inference took longer than its deadline of ${seconds} s`, this.retryAfterSeconds()));
   }
 
@@ -429,6 +456,7 @@ export class InferenceProcess implements TaskRunner {
     pending.settled = true;
     clearTimeout(pending.deadline);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+    pending.observed?.end(outcomeOf(error));
     if (error) {
       if (!(error instanceof AbortedError)) this.failed++;
       pending.reject(error);
@@ -455,4 +483,12 @@ export class InferenceProcess implements TaskRunner {
   private retryAfterSeconds(): number {
     return Math.max(1, Math.ceil(this.options.restartDelayMs / 1000));
   }
+}
+
+function outcomeOf(error: Error | undefined): InferenceTaskOutcome {
+  if (!error) return 'ok';
+  if (error instanceof AbortedError) return 'aborted';
+  if (error instanceof OverloadedError) return 'overloaded';
+  if (error instanceof InferenceUnavailableError) return 'unavailable';
+  return 'failed';
 }

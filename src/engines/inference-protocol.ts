@@ -9,7 +9,8 @@ import type { InferenceTask } from './sherpa-tasks.js';
 export type TaskFailure = 'aborted' | 'load' | 'run' | 'overloaded';
 
 export type HostRequest =
-  | { type: 'run'; id: number; task: InferenceTask }
+  /** `trace`: the caller's trace context (W3C traceparent), so the process's span is its child. */
+  | { type: 'run'; id: number; task: InferenceTask; trace?: Record<string, string> }
   | { type: 'cancel'; id: number }
   | { type: 'unload'; key: string };
 
@@ -36,4 +37,6 @@ export interface HostSettings {
   maxStreams?: number;
   /** A stream with no task for this long is closed, ms. */
   streamIdleMs?: number;
+  /** A module imported before the first task (a file URL): the trace exporter, when tracing is on. */
+  preload?: string;
 }

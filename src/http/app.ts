@@ -87,6 +87,8 @@ export interface AppDeps {
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
   /** Serve HTTPS/WSS with this certificate and key (config.tls), else plain HTTP. */
   tls?: TlsFiles;
+  /** Adds metrics and tracing hooks (and routes) before any route: given by the server when either is on. */
+  instrument?: (app: FastifyInstance) => void;
 }
 
 declare module 'fastify' {
@@ -123,6 +125,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  deps.instrument?.(app);
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
   app.addSchema(WavesErrorBody);

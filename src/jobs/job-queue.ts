@@ -38,6 +38,8 @@ export interface JobQueue {
   background: BackgroundTask[];
   readiness(): Promise<ReadinessResult>;
   close(): Promise<void>;
+  /** The runner's lifecycle events (metrics count webhook attempts from them). */
+  events: JobEvents;
 }
 
 export function buildJobQueue(config: Config, deps: JobQueueDeps): JobQueue {
@@ -92,5 +94,6 @@ export function buildJobQueue(config: Config, deps: JobQueueDeps): JobQueue {
       },
     }),
     close: () => releasers.releaseAll(),
+    events,
   };
 }

@@ -17,6 +17,13 @@ import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
 
+/** What metrics learn from synthesis; implemented outside the use case. */
+export interface SynthesisObserver {
+  /** Seconds from the start of a synthesis (or of one piece of a stream) to its first audio. */
+  firstChunk(model: string, engine: string, seconds: number): void;
+  audioProduced(model: string, engine: string, seconds: number): void;
+}
+
 /** Voices private to an account (cloned voices), looked up when the catalogue has no such id. */
 export interface AccountVoices {
   resolve(accountId: string, voiceId: string): Promise<ResolvedVoice | undefined>;
@@ -103,6 +110,7 @@ export class SynthesisService {
       /** Orders pieces of concurrent streams on each engine; without it pieces go straight to the engine. */
       scheduler?: SynthesisScheduler;
       accountVoices?: AccountVoices;
+      observer?: SynthesisObserver;
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
@@ -154,6 +162,9 @@ export class SynthesisService {
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
     const { voice, engine, request } = prepared;
+    const startedAt = performance.now();
+    const observer = this.deps.observer;
+    let samplesHere = 0;
     // A model reload during this synthesis must not close its engine under it.
     const release = engine.hold?.();
     const resampler = await createStreamingResampler(voice.sampleRate, request.sampleRate).catch((err: unknown) => {
@@ -209,18 +220,22 @@ export class SynthesisService {
           if (signal.aborted) throw new AbortedError();
           const out = resampler.process(piece.subarray(at, at + RESAMPLE_SLICE));
           count(out.length);
+          if (observer && out.length && samplesHere === 0) observer.firstChunk(request.model, engine.name, (performance.now() - startedAt) / 1000);
+          samplesHere += out.length;
           if (out.length) yield out;
         }
       }
       const tail = resampler.flush();
       flushed = true;
       count(tail.length);
+      samplesHere += tail.length;
       if (tail.length) yield tail;
     } finally {
       // An abort or a consumer that stops early leaves the native filter state to free.
       if (!flushed) resampler.dispose();
       await audio.return(undefined);
       release?.();
+      if (observer && samplesHere) observer.audioProduced(request.model, engine.name, samplesHere / request.sampleRate);
     }
   }
 

@@ -14,6 +14,12 @@ import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.
 /** The engines one request uses, held until release() even if a model reload replaces them meanwhile. */
 export type HeldEngines = Partial<TranscriptionEngines> & Pick<TranscriptionEngines, 'recognizers'> & { analyzer: SpeakerAnalyzer; release(): void };
 
+/** What metrics learn from transcription; implemented outside the use case. */
+export interface TranscriptionObserver {
+  /** One upload transcribed: its audio's length and the time it took, by the recogniser that heard it. */
+  transcribed(recognizer: string, audioSeconds: number, processingSeconds: number): void;
+}
+
 export interface TranscriberDeps {
   /** The engines of the moment; undefined `vad` means no VAD pack is installed. */
   engines(): HeldEngines;
@@ -22,13 +28,20 @@ export interface TranscriberDeps {
   utterancePauseSeconds: number;
   /** config.transcription.decoding; unset = its defaults. */
   decoding?: DecodingSettings;
+  observer?: TranscriptionObserver;
 }
 
 export function createTranscriber(deps: TranscriberDeps): Transcribe {
   return async (input, options, context) => {
     const engines = deps.engines();
+    const startedAt = performance.now();
     try {
-      return await transcribeWith(engines, deps, input, options, context);
+      const result = await transcribeWith(engines, deps, input, options, context);
+      if (deps.observer) {
+        const recognizer = engines.recognizers.find((r) => r.languages.includes(result.language)) ?? engines.recognizers.find((r) => r.languages.includes('multi'));
+        deps.observer.transcribed(recognizer?.id ?? 'none', result.duration, (performance.now() - startedAt) / 1000);
+      }
+      return result;
     } finally {
       engines.release();
     }

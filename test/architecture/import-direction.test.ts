@@ -28,6 +28,8 @@ const RANKS: Record<string, number> = {
   transcription: 4,
   jobs: 5,
   http: 6,
+  // Metrics and traces: implements the recorders of every layer below, and hooks into the HTTP app.
+  observability: 6.5,
   compose: 7,
   server: 8,
   cli: 9,

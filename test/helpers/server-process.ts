@@ -37,7 +37,7 @@ export interface Readiness {
   models?: { detail: { started: string[]; kept: string[] } };
 }
 
-/** A port free on loopback now. */
+/** A port free on loopback now (for a listener a child process opens). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().listen(0, '127.0.0.1', () => {

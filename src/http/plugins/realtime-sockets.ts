@@ -55,6 +55,9 @@ export class RealtimeSockets {
     inputBacklog: 0,
   };
 
+  /** Told how long each admitted session stayed open (metrics). */
+  sessionEnded?: (kind: RealtimeKind, seconds: number) => void;
+
   constructor(
     readonly limits: RealtimeLimits,
     private readonly slots: SocketSlotStore = new InProcessSocketSlots(),
@@ -92,9 +95,11 @@ export class RealtimeSockets {
       return null;
     }
     this.open[kind]++;
+    const openedAt = performance.now();
     return new RealtimeSession(socket, request, this, idleTimeoutMs, inbox, () => {
       this.slots.release(slot.id);
       this.open[kind]--;
+      this.sessionEnded?.(kind, (performance.now() - openedAt) / 1000);
     });
   }
 }
