@@ -15,6 +15,7 @@ import { buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetche
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
+import { redactingLoggerOptions } from './http/plugins/log-redaction.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { listCatalogue } from './models/catalogue.js';
 import type { JobLogger } from './jobs/job-events.js';
@@ -71,7 +72,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     const ffmpeg = buildFfmpegRunner(config);
     const heldEngines = engines && buildHeldEngines(engines.models);
     const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg }));
-    const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel });
+    const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel, ...redactingLoggerOptions });
     const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
     if (cloning) {
       // Released before the engines and storage it uses: creations finishing after their response end first.
@@ -87,7 +88,14 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     readiness.realtime = async () => ({ ok: true, detail: sockets.report() });
     let jobs: JobQueue | undefined;
     if (transcribe) {
-      jobs = buildJobQueue(config, { store: storage.store, accounts: storage.accounts, nodeId: storage.nodeId, transcribe, ...options.jobs });
+      jobs = buildJobQueue(config, {
+        store: storage.store,
+        accounts: storage.accounts,
+        nodeId: storage.nodeId,
+        transcribe,
+        log: pino({ name: 'jobs', level: config.logLevel, ...redactingLoggerOptions }),
+        ...options.jobs,
+      });
       releasers.add('job queue', () => jobs!.close());
       readiness.jobs = () => jobs!.readiness();
     }

@@ -28,6 +28,7 @@ import { enforceConnectionLimits, httpServerOptions } from './plugins/connection
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
+import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { ajvOptions } from './plugins/validation-messages.js';
 import { useCors } from './plugins/cors.js';
@@ -93,7 +94,7 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logger'] = true): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger,
+    logger: redactingLogger(logger),
     genReqId: generateRequestId,
     bodyLimit: config.limits.maxJsonBytes,
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
