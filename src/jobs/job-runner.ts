@@ -264,7 +264,7 @@ export class JobRunner {
       return;
     }
     const record: AttemptRecord = { attempt, attemptedAt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
-    events.emit('job:attempt', { ...ref, attempt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs });
+    events.emit('job:attempt', { ...ref, attempt, statusCode: sent.statusCode, error: sent.error, ...(sent.detail && { detail: sent.detail }), durationMs: sent.durationMs });
 
     if (sent.verdict === 'acknowledged') {
       const state = job.outcome === JOB_OUTCOMES.success ? JOB_STATES.succeeded : JOB_STATES.failed;

@@ -10,6 +10,13 @@ import net, { type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 
+/**
+ * What a client is told about a refused address. What a name resolved to, and which range refused
+ * it, map the server's network for whoever asks: that detail (the error's message) goes to the
+ * operator's log only.
+ */
+export const REFUSED_ADDRESS_SENTENCE = 'it leads to a private, loopback or reserved network address';
+
 /** Thrown (inside the lookup, so it surfaces as the `cause` of a connect error) for a refused address. */
 export class ForbiddenAddressError extends Error {
   readonly code = 'PARLEY_FORBIDDEN_ADDRESS';

@@ -4,28 +4,20 @@
  * in a path, is absent from every line the server writes.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KEY_ROLES } from '../../../src/accounts/api-keys.js';
-import { loadConfig } from '../../../src/config.js';
-import { startServer, type RunningServer } from '../../../src/server.js';
+import { startLoggedServer, type LoggedServer } from '../../helpers/logged-server.js';
 import { connectRaw } from '../../helpers/raw-http.js';
 
 describe('log redaction', () => {
-  const lines: string[] = [];
-  let server: RunningServer;
+  let server: LoggedServer;
   let key: string;
   before(async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-test-'));
-    const config = loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, modelsDir: path.join(dataDir, 'models') });
-    server = await startServer(config, { engines: false, logger: { level: 'debug', stream: { write: (line: string) => void lines.push(line) } } });
-    key = (await server.storage.apiKeys.create({ name: 'test', role: KEY_ROLES.user })).key;
+    server = await startLoggedServer();
+    key = server.key;
   });
-  after(() => server?.close());
+  after(() => server?.server.close());
 
-  const logged = () => lines.join('');
+  const logged = () => server.logged();
 
   it('a key in ?token= on a REST request is refused (401) and not logged; its request line is, redacted', async () => {
     const res = await fetch(`${server.url}/api/v1/tts-v2/get_voices?token=${key}&page=2`);
