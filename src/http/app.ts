@@ -30,6 +30,7 @@ import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugi
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';
+import { useSecurityHeaders } from './plugins/security-headers.js';
 import { ajvOptions } from './plugins/validation-messages.js';
 import { useCors } from './plugins/cors.js';
 import { useOpenAiErrors } from './routes/openai/errors.js';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   });
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
+  useSecurityHeaders(app, { docsPrefix: '/docs' });
 
   await app.register(swagger, {
     openapi: {
