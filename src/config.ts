@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 export interface RateLimit {
   /** Sustained requests per minute per account; 0 disables the limit. */
@@ -117,6 +118,13 @@ export interface Config {
     writeStallTimeoutMs: number;
     /** Open connections at most; beyond that new connections are closed at once. */
     maxConnections: number;
+    /**
+     * Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client: a request that comes
+     * from one of them is counted (rate limits of unauthenticated requests, connection caps) under
+     * the address the proxy names. From anyone else the header is ignored, so a client cannot
+     * choose its own address. Empty: every client is the address it connects from.
+     */
+    trustedProxies: string[];
   };
   auth: {
     /**
@@ -320,6 +328,7 @@ export const defaultConfig: Config = {
     keepAliveTimeoutMs: 65_000,
     writeStallTimeoutMs: 30_000,
     maxConnections: 1_000,
+    trustedProxies: [],
   },
   auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000 },
   ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
@@ -540,6 +549,8 @@ function validate(config: Config, problems: string[]): void {
     problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
   for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)
     if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
+  for (const proxy of config.http.trustedProxies ?? [])
+    if (!ipaddr.isValid(proxy) && !ipaddr.isValidCIDR(proxy)) problems.push(`http.trustedProxies: "${proxy}" must be an IP address or a CIDR range`);
   if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
   if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
   if (!config.openai.speechModel) problems.push('openai.speechModel must name a generation or pack');

@@ -20,6 +20,8 @@ export function httpServerOptions(limits: HttpLimits): Partial<FastifyServerOpti
     keepAliveTimeout: keepAliveTimeoutMs,
     // No inactivity timeout while a handler works: a long transcription writes nothing for minutes.
     connectionTimeout: 0,
+    // request.ip is X-Forwarded-For's client only when the peer is a listed proxy (proxy-addr walks the chain).
+    trustProxy: limits.trustedProxies.length > 0 ? [...limits.trustedProxies] : false,
     http: {
       headersTimeout: headersTimeoutMs,
       // How often Node looks for connections past headersTimeout/requestTimeout (default 30 s).
