@@ -125,6 +125,17 @@ export interface Config {
      * choose its own address. Empty: every client is the address it connects from.
      */
     trustedProxies: string[];
+    /**
+     * Open connections from one address at most (a listed proxy is exempt); beyond that its new
+     * connections are closed at once, so one client cannot hold every slot of maxConnections.
+     */
+    maxConnectionsPerAddress: number;
+    /**
+     * Under pressure (open connections at PRESSURE_FRACTION of maxConnections, see
+     * connection-limits.ts) idle keep-alive connections are closed after this instead of
+     * keepAliveTimeoutMs, so idle ones give their slots to clients with work.
+     */
+    pressureKeepAliveTimeoutMs: number;
   };
   auth: {
     /**
@@ -329,6 +340,8 @@ export const defaultConfig: Config = {
     writeStallTimeoutMs: 30_000,
     maxConnections: 1_000,
     trustedProxies: [],
+    maxConnectionsPerAddress: 128,
+    pressureKeepAliveTimeoutMs: 1_000,
   },
   auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000 },
   ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
@@ -547,7 +560,7 @@ function validate(config: Config, problems: string[]): void {
   if (config.retention.intervalMs < 100) problems.push('retention.intervalMs must be at least 100');
   if (config.limits.maxPreparedTextChars < config.limits.maxTextChars)
     problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
-  for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)
+  for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections', 'maxConnectionsPerAddress', 'pressureKeepAliveTimeoutMs'] as const)
     if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
   for (const proxy of config.http.trustedProxies ?? [])
     if (!ipaddr.isValid(proxy) && !ipaddr.isValidCIDR(proxy)) problems.push(`http.trustedProxies: "${proxy}" must be an IP address or a CIDR range`);

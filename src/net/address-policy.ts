@@ -152,6 +152,20 @@ export function createAddressPolicy(allowedPrivateHosts: readonly string[], opti
   };
 }
 
+/**
+ * A test for "is this address in the list" (IPs and CIDRs, IPv4-mapped IPv6 judged as IPv4): the
+ * trusted proxies, for instance.
+ */
+export function createAddressMatcher(list: readonly string[]): (address: string | undefined) => boolean {
+  const ranges = parseRules(list).flatMap((r) => (r.cidr ? [r.cidr] : []));
+  if (ranges.length === 0) return () => false;
+  return (address) => {
+    if (!address || !ipaddr.isValid(address)) return false;
+    const ip = normalise(address);
+    return ranges.some((r) => r[0].kind() === ip.kind() && ip.match(r));
+  };
+}
+
 /** Walk an error's `cause` chain for the policy's refusal (undici wraps connect errors). */
 export function findForbiddenAddress(err: unknown): ForbiddenAddressError | null {
   for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
