@@ -173,7 +173,13 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
         );
         if (deps.sockets) {
           await speech.register(
-            realtimeSynthesisRoutes({ synthesis: deps.synthesis, sockets: deps.sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs }),
+            realtimeSynthesisRoutes({
+              synthesis: deps.synthesis,
+              sockets: deps.sockets,
+              maxTextChars: config.limits.maxTextChars,
+              writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+              chargeRequest: (accountId) => limiters.synthesis.charge(accountId),
+            }),
           );
         }
       }
