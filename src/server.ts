@@ -84,7 +84,11 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());
-    const sockets = new RealtimeSockets(config.realtime, socketSlots);
+    const sockets = new RealtimeSockets(config.realtime, socketSlots, {
+      stillActive: (ids) => storage.apiKeys.stillActive(ids),
+      onError: (err) => app?.log.error({ err }, 'checking the keys of open sockets failed; they stay open until the next check'),
+    });
+    releasers.add('socket key checks', async () => sockets.close());
     readiness.realtime = async () => ({ ok: true, detail: sockets.report() });
     let jobs: JobQueue | undefined;
     if (transcribe) {

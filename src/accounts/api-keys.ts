@@ -174,6 +174,14 @@ export class ApiKeyService {
     return revoked;
   }
 
+  /**
+   * Which of `ids` are still active, asked of the database (not the cache): what open sockets
+   * check, so a key revoked on any node closes them everywhere.
+   */
+  async stillActive(ids: readonly string[]): Promise<Set<string>> {
+    return new Set(await this.keys.activeAmong(ids));
+  }
+
   countActive(): Promise<number> {
     return this.keys.countActive();
   }
