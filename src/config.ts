@@ -75,6 +75,11 @@ export interface Config {
     /** Pronunciation dictionaries per account. */
     maxDictsPerAccount: number;
     /**
+     * Entries the pronunciation dictionaries named by one synthesis request may hold together
+     * (400 beyond): what compiling them for one request may cost in memory and time.
+     */
+    maxDictEntriesPerRequest: number;
+    /**
      * Longest audio a transcription request may decode to (seconds; uploads and URLs). Checked
      * against the header before decoding and counted while decoding; longer input is 400.
      */
@@ -166,8 +171,11 @@ export interface Config {
     espeakDataDir: string;
     /** Neural TTS threads per loaded voice. */
     numThreads: number;
-    /** Pronunciation dictionary entries kept compiled in memory, about 325 bytes each (least recently used go first). */
-    dictCacheEntries: number;
+    /**
+     * Memory the compiled pronunciation dictionaries may hold, MB (estimated: about 340 bytes per
+     * entry plus its text); least recently used go first.
+     */
+    dictCacheMb: number;
     /**
      * Sentences each TTS engine works on at once across all streams; further ones wait in the
      * synthesis scheduler (first pieces first, then fair sharing: src/synthesis/scheduler.ts).
@@ -328,6 +336,7 @@ export const defaultConfig: Config = {
     maxOutputSeconds: 1_800,
     maxDictEntries: 10_000,
     maxDictsPerAccount: 100,
+    maxDictEntriesPerRequest: 20_000,
     maxAudioSeconds: 7_200,
     maxConcurrentDecodes: 2,
     decodeQueueSize: 32,
@@ -356,7 +365,7 @@ export const defaultConfig: Config = {
     espeakWorkers: 1,
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
-    dictCacheEntries: 50_000,
+    dictCacheMb: 64,
     workersPerEngine: 2,
   },
   realtime: {

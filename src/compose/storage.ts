@@ -46,7 +46,7 @@ export async function buildStorage(config: Config): Promise<Storage> {
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
-    dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
+    dictCache: new PronunciationDictCache(dicts, { maxBytes: config.synthesis.dictCacheMb * 1024 * 1024, maxEntriesPerRequest: config.limits.maxDictEntriesPerRequest }),
     async readiness() {
       try {
         await sql`select 1`.execute(store.db);
