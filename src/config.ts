@@ -182,6 +182,17 @@ export interface Config {
      */
     workersPerEngine: number;
   };
+  /**
+   * Admission control (src/http/plugins/admission.ts): requests of a family in flight on this node
+   * at most; beyond it, or beyond an account's share of it, a request is answered 503 with
+   * Retry-After from its headers alone, before its body is read. 0 turns a family's check off.
+   */
+  admission: {
+    synthesis: { maxInFlight: number };
+    transcription: { maxInFlight: number };
+    /** The fraction of a family's maxInFlight one account may hold (at least one request). */
+    accountShare: number;
+  };
   /** WebSocket synthesis and streaming transcription (README "Realtime"). */
   realtime: {
     /**
@@ -367,6 +378,11 @@ export const defaultConfig: Config = {
     numThreads: 1,
     dictCacheMb: 64,
     workersPerEngine: 2,
+  },
+  admission: {
+    synthesis: { maxInFlight: 64 },
+    transcription: { maxInFlight: 16 },
+    accountShare: 0.5,
   },
   realtime: {
     maxSocketsPerAccount: 100,
@@ -560,6 +576,7 @@ function validate(config: Config, problems: string[]): void {
   if (config.synthesis.workersPerEngine < 1) problems.push('synthesis.workersPerEngine must be at least 1');
   for (const name of ['maxSocketsPerAccount', 'maxSessionSeconds', 'maxMessageBytes', 'idleTimeoutMs', 'pingIntervalMs', 'maxRequestsPerSocket', 'partialIntervalMs', 'maxUtteranceSeconds'] as const)
     if (config.realtime[name] < 1) problems.push(`realtime.${name} must be at least 1`);
+  if (!(config.admission.accountShare > 0 && config.admission.accountShare <= 1)) problems.push('admission.accountShare must be more than 0 and at most 1');
   if (config.realtime.socketLeaseMs < 300) problems.push('realtime.socketLeaseMs must be at least 300');
   if (config.realtime.maxIdleTimeoutMs < config.realtime.idleTimeoutMs) problems.push('realtime.maxIdleTimeoutMs must be at least realtime.idleTimeoutMs');
   if (config.inference.streamIdleMs <= config.realtime.maxIdleTimeoutMs) problems.push('inference.streamIdleMs must be more than realtime.maxIdleTimeoutMs');

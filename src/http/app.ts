@@ -26,6 +26,7 @@ import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping } from './plugins/error-mapping.js';
+import { Admission } from './plugins/admission.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { redactingLogger } from './plugins/log-redaction.js';
@@ -83,6 +84,8 @@ export interface AppDeps {
   openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
+  /** Admission control of synthesis and transcription (built from config.admission when not given). */
+  admission?: Admission;
 }
 
 declare module 'fastify' {
@@ -153,12 +156,14 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
+  const admission = deps.admission ?? new Admission(config.admission);
 
   await app.register(
     async (speech) => {
       useErrorMapping(speech, 'speech', knownRoutes);
       speech.addHook('onRequest', authenticate);
       speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+      speech.addHook('onRequest', admission.hook);
       await speech.register(voiceRoutes(deps));
       await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
       if (deps.synthesis) {
@@ -195,6 +200,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useErrorMapping(stt, 'stt', knownRoutes);
       stt.addHook('onRequest', authenticate);
       stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
+      stt.addHook('onRequest', admission.hook);
       const { jobs, transcription } = deps;
       if (jobs) await stt.register(jobRoutes({ jobs }));
       if (deps.streamingEngines && deps.sockets) {
@@ -234,6 +240,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useOpenAiErrors(openai, knownRoutes);
       openai.addHook('onRequest', authenticate);
       openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+      openai.addHook('onRequest', admission.hook);
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
         for (const routes of openAiRoutes({ ...deps.openai, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
