@@ -301,6 +301,8 @@ export interface Config {
     pollMs: number;
     /** A job locked longer than this by a process that died is taken up again. */
     staleLockMs: number;
+    /** After a rotation, deliveries are signed with the old secret too for this long (both signatures), seconds. */
+    secretOverlapSeconds: number;
   };
   /** The OpenAI-compatible API under /v1 (src/http/routes/openai/). */
   openai: {
@@ -380,8 +382,11 @@ export const defaultConfig: Config = {
     workersPerEngine: 2,
   },
   admission: {
-    synthesis: { maxInFlight: 64 },
-    transcription: { maxInFlight: 16 },
+    // Enough to keep every engine busy (2 decodes and 2 workers for transcription; a synthesis
+    // stream waits on its client part of the time), few enough that an admitted request does not
+    // wait behind dozens of others.
+    synthesis: { maxInFlight: 32 },
+    transcription: { maxInFlight: 8 },
     accountShare: 0.5,
   },
   realtime: {
@@ -460,6 +465,7 @@ export const defaultConfig: Config = {
     concurrency: 2,
     pollMs: 1_000,
     staleLockMs: 120_000,
+    secretOverlapSeconds: 86_400,
   },
   openai: {
     speechModel: 'tts-v2',

@@ -47,6 +47,7 @@ import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
+import { webhookSecretRoutes } from './routes/webhook-secret.js';
 import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody } from './schemas/common.js';
 
@@ -190,6 +191,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       }
       if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes }));
       if (deps.models) await speech.register(modelRoutes(deps.models));
+      await speech.register(webhookSecretRoutes({ apiKeys: deps.apiKeys, defaultOverlapSeconds: config.webhooks.secretOverlapSeconds }));
       for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
     },
     { prefix: '/api/v1' },
