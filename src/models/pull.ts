@@ -262,6 +262,38 @@ async function unpack(entry: CatalogueEntry, file: string, tmp: string, limits: 
   return root;
 }
 
+export interface PinCheck {
+  bytes: number;
+  sha256: string;
+  /** Size and checksum the catalogue pins (null: the upstream publishes none the catalogue could pin). */
+  pinned: { size: number | null; sha256: string | null };
+  /** True when every pinned value matches, false when one differs, null when nothing is pinned. */
+  matches: boolean | null;
+}
+
+/**
+ * Downloads the asset as a pull would and checks it against the catalogue's size and sha256,
+ * installing nothing: the download is deleted either way (`parley models pull --verify-only`).
+ */
+export async function checkAgainstPin(entry: CatalogueEntry, opts: PullOptions): Promise<PinCheck> {
+  assertSafeId(entry.id);
+  const modelsDir = path.resolve(opts.modelsDir);
+  await mkdir(partialDir(modelsDir), { recursive: true });
+  const file = path.join(partialDir(modelsDir), `${entry.id}.verify`);
+  try {
+    await unlink(file).catch(() => undefined);
+    // Fetched whatever its size: a wrong size is what the check below reports.
+    const { bytes } = await download({ ...entry, size: null }, file, opts);
+    const sha256 = await sha256Of(file);
+    const pinned = { size: entry.size, sha256: entry.sha256 };
+    const checks = [pinned.size === null ? null : pinned.size === bytes, pinned.sha256 === null ? null : pinned.sha256.toLowerCase() === sha256].filter((c) => c !== null);
+    return { bytes, sha256, pinned, matches: checks.length === 0 ? null : checks.every(Boolean) };
+  } finally {
+    await unlink(file).catch(() => undefined);
+    await rmdir(partialDir(modelsDir)).catch(() => undefined);
+  }
+}
+
 export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promise<PullResult> {
   assertSafeId(entry.id);
   const modelsDir = path.resolve(opts.modelsDir);

@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CatalogueEntry } from '../../src/models/catalogue.js';
-import { pullPack } from '../../src/models/pull.js';
+import { runModelsCommand } from '../../src/models/models-command.js';
+import { checkAgainstPin, pullPack } from '../../src/models/pull.js';
+import { Writable } from 'node:stream';
 
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
 
@@ -91,5 +93,31 @@ describe('pack archive bounds', () => {
     const result = await pullPack(entry('fine', archive), { modelsDir });
     assert.equal(readFileSync(path.join(result.dir, 'model-alias.onnx'), 'utf8'), 'weights');
     assert.ok(existsSync(path.join(result.dir, '.parley-pack.json')));
+  });
+
+  it('checkAgainstPin: a pinned asset matches or not; nothing is installed either way', async () => {
+    const modelsDir = tmp('parley-models-');
+    const archive = archiveOf('pinned', (d) => writeFileSync(path.join(d, 'model.onnx'), 'weights'));
+    const pinned = entry('pinned', archive);
+    assert.equal((await checkAgainstPin(pinned, { modelsDir })).matches, true);
+    const wrong = await checkAgainstPin({ ...pinned, sha256: 'a'.repeat(64) }, { modelsDir });
+    assert.equal(wrong.matches, false);
+    assert.equal(wrong.sha256, pinned.sha256);
+    assert.equal((await checkAgainstPin({ ...pinned, size: null, sha256: null }, { modelsDir })).matches, null);
+    assert.deepEqual(readdirSync(modelsDir), []);
+  });
+
+  it('parley models pull --verify-only: a catalogue pack without a pin prints what it received and installs nothing', async () => {
+    const modelsDir = tmp('parley-models-');
+    const onnx = Buffer.from('not really a model');
+    files.set('/silero_vad.onnx', onnx);
+    // The catalogue's upstream URL, answered by the loopback server.
+    const fetchImpl = ((url: string | URL, init?: RequestInit) => fetch(`${base}/${path.posix.basename(new URL(String(url)).pathname)}`, init)) as typeof fetch;
+    let out = '';
+    const stream = new Writable({ write: (chunk, _e, done) => ((out += String(chunk)), done()) });
+    const code = await runModelsCommand(['pull', '--verify-only', 'silero-vad'], { modelsDir, dataDir: tmp('parley-data-'), espeakDataDir: '', out: stream, err: stream, fetchImpl });
+    assert.equal(code, 0, out);
+    assert.match(out, new RegExp(`silero-vad: not pinned .*received ${onnx.length} bytes, sha256 ${createHash('sha256').update(onnx).digest('hex')}`));
+    assert.deepEqual(readdirSync(modelsDir), []);
   });
 });
