@@ -382,11 +382,11 @@ export const defaultConfig: Config = {
     workersPerEngine: 2,
   },
   admission: {
-    // Enough to keep every engine busy (2 decodes and 2 workers for transcription; a synthesis
-    // stream waits on its client part of the time), few enough that an admitted request does not
-    // wait behind dozens of others.
-    synthesis: { maxInFlight: 32 },
-    transcription: { maxInFlight: 8 },
+    // Several times what keeps every engine busy (2 decodes and 2 workers for transcription; a
+    // synthesis stream waits on its client part of the time), so an account's share still lets
+    // an application behind one key run 8 transcriptions and 32 streams at once.
+    synthesis: { maxInFlight: 64 },
+    transcription: { maxInFlight: 16 },
     accountShare: 0.5,
   },
   realtime: {
