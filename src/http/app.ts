@@ -85,8 +85,6 @@ export interface AppDeps {
   openai?: Pick<OpenAiDeps, 'ffmpeg' | 'report' | 'catalogue'>;
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
-  /** Admission control of synthesis and transcription (built from config.admission when not given). */
-  admission?: Admission;
 }
 
 declare module 'fastify' {
@@ -157,7 +155,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
-  const admission = deps.admission ?? new Admission(config.admission);
+  const admission = new Admission(config.admission);
 
   await app.register(
     async (speech) => {

@@ -22,14 +22,8 @@ export class Admission {
   private readonly perAccount = new Map<string, number>();
   /** Running mean of how long an admitted request of each family holds its place, ms. */
   private readonly meanMs: Record<Family, number> = { synthesis: 1_000, transcription: 1_000 };
-  private readonly refused: Record<Family, number> = { synthesis: 0, transcription: 0 };
 
   constructor(private readonly settings: AdmissionSettings) {}
-
-  /** For the readiness report. */
-  report(): { inFlight: Record<Family, number>; refused: Record<Family, number> } {
-    return { inFlight: { ...this.inFlight }, refused: { ...this.refused } };
-  }
 
   /** onRequest hook, after authentication (the account's share needs the account). */
   readonly hook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -42,7 +36,6 @@ export class Admission {
     const key = `${family}:${request.accountId}`;
     const mine = this.perAccount.get(key) ?? 0;
     if (this.inFlight[family] >= depth || mine >= share) {
-      this.refused[family]++;
       // The body stays unread: the connection is closed after the answer instead of read to its end.
       reply.header('Connection', 'close');
       const wait = Math.max(1, Math.round(this.meanMs[family] / 1000));
