@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 export interface RateLimit {
   /** Sustained requests per minute per account; 0 disables the limit. */
@@ -85,6 +86,11 @@ export interface Config {
     /** Pronunciation dictionaries per account. */
     maxDictsPerAccount: number;
     /**
+     * Entries the pronunciation dictionaries named by one synthesis request may hold together
+     * (400 beyond): what compiling them for one request may cost in memory and time.
+     */
+    maxDictEntriesPerRequest: number;
+    /**
      * Longest audio a transcription request may decode to (seconds; uploads and URLs). Checked
      * against the header before decoding and counted while decoding; longer input is 400.
      */
@@ -128,6 +134,24 @@ export interface Config {
     writeStallTimeoutMs: number;
     /** Open connections at most; beyond that new connections are closed at once. */
     maxConnections: number;
+    /**
+     * Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client: a request that comes
+     * from one of them is counted (rate limits of unauthenticated requests, connection caps) under
+     * the address the proxy names. From anyone else the header is ignored, so a client cannot
+     * choose its own address. Empty: every client is the address it connects from.
+     */
+    trustedProxies: string[];
+    /**
+     * Open connections from one address at most (a listed proxy is exempt); beyond that its new
+     * connections are closed at once, so one client cannot hold every slot of maxConnections.
+     */
+    maxConnectionsPerAddress: number;
+    /**
+     * Under pressure (open connections at PRESSURE_FRACTION of maxConnections, see
+     * connection-limits.ts) idle keep-alive connections are closed after this instead of
+     * keepAliveTimeoutMs, so idle ones give their slots to clients with work.
+     */
+    pressureKeepAliveTimeoutMs: number;
   };
   auth: {
     /**
@@ -163,13 +187,27 @@ export interface Config {
     espeakDataDir: string;
     /** Neural TTS threads per loaded voice. */
     numThreads: number;
-    /** Pronunciation dictionary entries kept compiled in memory, about 325 bytes each (least recently used go first). */
-    dictCacheEntries: number;
+    /**
+     * Memory the compiled pronunciation dictionaries may hold, MB (estimated: about 340 bytes per
+     * entry plus its text); least recently used go first.
+     */
+    dictCacheMb: number;
     /**
      * Sentences each TTS engine works on at once across all streams; further ones wait in the
      * synthesis scheduler (first pieces first, then fair sharing: src/synthesis/scheduler.ts).
      */
     workersPerEngine: number;
+  };
+  /**
+   * Admission control (src/http/plugins/admission.ts): requests of a family in flight on this node
+   * at most; beyond it, or beyond an account's share of it, a request is answered 503 with
+   * Retry-After from its headers alone, before its body is read. 0 turns a family's check off.
+   */
+  admission: {
+    synthesis: { maxInFlight: number };
+    transcription: { maxInFlight: number };
+    /** The fraction of a family's maxInFlight one account may hold (at least one request). */
+    accountShare: number;
   };
   /** WebSocket synthesis and streaming transcription (README "Realtime"). */
   realtime: {
@@ -284,6 +322,8 @@ export interface Config {
      * result at most; beyond it a result is dropped and its job transcribed again later.
      */
     maxHeldResultBytes: number;
+    /** After a rotation, deliveries are signed with the old secret too for this long (both signatures), seconds. */
+    secretOverlapSeconds: number;
   };
   /** The OpenAI-compatible API under /v1 (src/http/routes/openai/). */
   openai: {
@@ -362,6 +402,7 @@ export const defaultConfig: Config = {
     maxOutputSeconds: 1_800,
     maxDictEntries: 10_000,
     maxDictsPerAccount: 100,
+    maxDictEntriesPerRequest: 20_000,
     maxAudioSeconds: 7_200,
     maxConcurrentDecodes: 2,
     decodeQueueSize: 32,
@@ -373,6 +414,9 @@ export const defaultConfig: Config = {
     keepAliveTimeoutMs: 65_000,
     writeStallTimeoutMs: 30_000,
     maxConnections: 1_000,
+    trustedProxies: [],
+    maxConnectionsPerAddress: 128,
+    pressureKeepAliveTimeoutMs: 1_000,
   },
   auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000, keyOutageGraceMs: 300_000 },
   ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
@@ -387,8 +431,16 @@ export const defaultConfig: Config = {
     espeakWorkers: 1,
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
-    dictCacheEntries: 50_000,
+    dictCacheMb: 64,
     workersPerEngine: 2,
+  },
+  admission: {
+    // Several times what keeps every engine busy (2 decodes and 2 workers for transcription; a
+    // synthesis stream waits on its client part of the time), so an account's share still lets
+    // an application behind one key run 8 transcriptions and 32 streams at once.
+    synthesis: { maxInFlight: 64 },
+    transcription: { maxInFlight: 16 },
+    accountShare: 0.5,
   },
   realtime: {
     maxSocketsPerAccount: 100,
@@ -467,6 +519,7 @@ export const defaultConfig: Config = {
     pollMs: 1_000,
     staleLockMs: 120_000,
     maxHeldResultBytes: 64 * 1024 * 1024,
+    secretOverlapSeconds: 86_400,
   },
   openai: {
     speechModel: 'tts-v2',
@@ -586,6 +639,7 @@ function validate(config: Config, problems: string[]): void {
   if (config.synthesis.workersPerEngine < 1) problems.push('synthesis.workersPerEngine must be at least 1');
   for (const name of ['maxSocketsPerAccount', 'maxSessionSeconds', 'maxMessageBytes', 'idleTimeoutMs', 'pingIntervalMs', 'maxRequestsPerSocket', 'partialIntervalMs', 'maxUtteranceSeconds'] as const)
     if (config.realtime[name] < 1) problems.push(`realtime.${name} must be at least 1`);
+  if (!(config.admission.accountShare > 0 && config.admission.accountShare <= 1)) problems.push('admission.accountShare must be more than 0 and at most 1');
   if (config.realtime.socketLeaseMs < 300) problems.push('realtime.socketLeaseMs must be at least 300');
   if (config.realtime.maxIdleTimeoutMs < config.realtime.idleTimeoutMs) problems.push('realtime.maxIdleTimeoutMs must be at least realtime.idleTimeoutMs');
   if (config.inference.streamIdleMs <= config.realtime.maxIdleTimeoutMs) problems.push('inference.streamIdleMs must be more than realtime.maxIdleTimeoutMs');
@@ -598,8 +652,10 @@ function validate(config: Config, problems: string[]): void {
     if (config.database[name] < 100) problems.push(`database.${name} must be at least 100`);
   if (config.limits.maxPreparedTextChars < config.limits.maxTextChars)
     problems.push('limits.maxPreparedTextChars must be at least limits.maxTextChars');
-  for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections'] as const)
+  for (const name of ['headersTimeoutMs', 'bodyTimeoutMs', 'keepAliveTimeoutMs', 'writeStallTimeoutMs', 'maxConnections', 'maxConnectionsPerAddress', 'pressureKeepAliveTimeoutMs'] as const)
     if (config.http[name] < 1) problems.push(`http.${name} must be at least 1`);
+  for (const proxy of config.http.trustedProxies ?? [])
+    if (!ipaddr.isValid(proxy) && !ipaddr.isValidCIDR(proxy)) problems.push(`http.trustedProxies: "${proxy}" must be an IP address or a CIDR range`);
   if (!(config.limits.maxAudioSeconds >= 1)) problems.push('limits.maxAudioSeconds must be at least 1');
   if (config.ffmpeg.maxConcurrent < 1) problems.push('ffmpeg.maxConcurrent must be at least 1');
   if (!config.openai.speechModel) problems.push('openai.speechModel must name a generation or pack');

@@ -16,6 +16,7 @@ import { buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetche
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
+import { redactingLoggerOptions } from './http/plugins/log-redaction.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
 import { startWyoming, type WyomingServer } from './http/wyoming/server.js';
@@ -93,7 +94,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     const ffmpeg = buildFfmpegRunner(config);
     const heldEngines = engines && buildHeldEngines(engines.models);
     const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg, observer: metrics?.transcription }));
-    const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel });
+    const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel, ...redactingLoggerOptions });
     const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
     if (cloning) {
       // Released before the engines and storage it uses: creations finishing after their response end first.
@@ -105,11 +106,22 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());
-    const sockets = new RealtimeSockets(config.realtime, socketSlots);
+    const sockets = new RealtimeSockets(config.realtime, socketSlots, {
+      stillActive: (ids) => storage.apiKeys.stillActive(ids),
+      onError: (err) => app?.log.error({ err }, 'checking the keys of open sockets failed; they stay open until the next check'),
+    });
+    releasers.add('socket key checks', async () => sockets.close());
     readiness.realtime = async () => ({ ok: true, detail: sockets.report() });
     let jobs: JobQueue | undefined;
     if (transcribe) {
-      jobs = buildJobQueue(config, { store: storage.store, accounts: storage.accounts, nodeId: storage.nodeId, transcribe, ...options.jobs });
+      jobs = buildJobQueue(config, {
+        store: storage.store,
+        accounts: storage.accounts,
+        nodeId: storage.nodeId,
+        transcribe,
+        log: pino({ name: 'jobs', level: config.logLevel, ...redactingLoggerOptions }),
+        ...options.jobs,
+      });
       releasers.add('job queue', () => jobs!.close());
       readiness.jobs = () => jobs!.readiness();
     }

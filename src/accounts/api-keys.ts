@@ -196,14 +196,40 @@ export class ApiKeyService {
     return revoked;
   }
 
+  /**
+   * Which of `ids` are still active, asked of the database (not the cache): what open sockets
+   * check, so a key revoked on any node closes them everywhere.
+   */
+  async stillActive(ids: readonly string[]): Promise<Set<string>> {
+    return new Set(await this.keys.activeAmong(ids));
+  }
+
   countActive(): Promise<number> {
     return this.keys.countActive();
   }
 
-  async webhookSecret(keyId: string, rotate: boolean): Promise<string | null> {
+  /** The webhook secret of the key's account; `rotate` replaces it, the old one signing too for `overlapSeconds`. */
+  async webhookSecret(keyId: string, rotate: boolean, overlapSeconds = 0): Promise<string | null> {
     const row = await this.keys.find(keyId);
     if (!row) return null;
-    if (rotate) return this.accounts.rotateWebhookSecret(row.account_id);
+    if (rotate) return (await this.rotateWebhookSecret(row.account_id, overlapSeconds)).secret;
     return (await this.accounts.find(row.account_id))?.webhook_secret ?? null;
+  }
+
+  /**
+   * A new webhook secret for the account. For `overlapSeconds` deliveries carry a signature with
+   * the old secret too, so receivers can switch without rejecting a delivery.
+   */
+  async rotateWebhookSecret(accountId: string, overlapSeconds: number): Promise<{ secret: string; previousValidUntil: string | null }> {
+    const until = overlapSeconds > 0 ? new Date(this.clock() + overlapSeconds * 1000).toISOString() : null;
+    return { secret: await this.accounts.rotateWebhookSecret(accountId, until), previousValidUntil: until };
+  }
+
+  /** The account's webhook secret, and until when the one it replaced still signs (null: it does not). */
+  async accountWebhookSecret(accountId: string): Promise<{ secret: string; previousValidUntil: string | null } | null> {
+    const account = await this.accounts.find(accountId);
+    if (!account) return null;
+    const until = account.previous_webhook_secret_until;
+    return { secret: account.webhook_secret, previousValidUntil: until && Date.parse(until) > this.clock() ? until : null };
   }
 }

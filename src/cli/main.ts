@@ -18,8 +18,10 @@ const usage = `Usage: parley <command>
   keys list                          list keys (id, account, name, role, prefix, created, revoked)
   keys role <key-id> admin|user      change a key's role
   keys revoke <key-id>               revoke a key
-  keys webhook-secret <key-id> [--rotate]
-                                     show (or rotate) the webhook signing secret of the key's account
+  keys webhook-secret <key-id> [--rotate [--overlap SECONDS]]
+                                     show (or rotate) the webhook signing secret of the key's account;
+                                     after a rotation the old secret signs too for --overlap seconds
+                                     (default webhooks.secretOverlapSeconds, 86400; 0 ends it at once)
   models list|pull|rm|verify …       manage model packs (parley models --help)
   voices [--model tts-v2|tts-v3.1]   list the voices the server would offer
 `;
@@ -70,6 +72,7 @@ async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableS
       account: { type: 'string' },
       admin: { type: 'boolean' },
       rotate: { type: 'boolean' },
+      overlap: { type: 'string' },
       json: { type: 'boolean' },
     },
   });
@@ -118,7 +121,10 @@ async function keysCommand(config: Config, argv: string[], out: NodeJS.WritableS
       }
       case 'webhook-secret': {
         if (!id) throw new UsageError('keys webhook-secret needs a key id (see parley keys list)');
-        const secret = await apiKeys.webhookSecret(id, values.rotate ?? false);
+        const overlap = values.overlap === undefined ? config.webhooks.secretOverlapSeconds : Number(values.overlap);
+        if (!Number.isInteger(overlap) || overlap < 0) throw new UsageError('--overlap must be a whole number of seconds');
+        if (values.overlap !== undefined && !values.rotate) throw new UsageError('--overlap goes with --rotate');
+        const secret = await apiKeys.webhookSecret(id, values.rotate ?? false, overlap);
         if (!secret) {
           process.stderr.write(`No key ${id}\n`);
           return 1;

@@ -55,7 +55,7 @@ export async function buildStorage(config: Config): Promise<Storage> {
     }),
     clonedVoices: new ClonedVoiceRepository(store.db),
     dicts,
-    dictCache: new PronunciationDictCache(dicts, config.synthesis.dictCacheEntries),
+    dictCache: new PronunciationDictCache(dicts, { maxBytes: config.synthesis.dictCacheMb * 1024 * 1024, maxEntriesPerRequest: config.limits.maxDictEntriesPerRequest }),
     // While the database is unusable this answers from the health tracker after one probe (at
     // most one at a time, and waited for at most a second), so /readyz never queues on a dead pool.
     async readiness() {

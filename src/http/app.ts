@@ -28,9 +28,12 @@ import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
+import { Admission } from './plugins/admission.js';
 import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
+import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';
+import { useSecurityHeaders } from './plugins/security-headers.js';
 import { ajvOptions } from './plugins/validation-messages.js';
 import { withTls, type TlsFiles } from './plugins/tls.js';
 import { useCors } from './plugins/cors.js';
@@ -49,6 +52,7 @@ import { synthesisRoutes } from './routes/synthesis.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
 import type { RouteRegistrar } from './routes/registrar.js';
+import { webhookSecretRoutes } from './routes/webhook-secret.js';
 import { asyncApiDocument } from './schemas/asyncapi.js';
 import { SpeechErrorBody, SttErrorBody, WavesErrorBody } from './schemas/common.js';
 
@@ -101,7 +105,7 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logger'] = true): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger,
+    logger: redactingLogger(logger),
     genReqId: generateRequestId,
     bodyLimit: config.limits.maxJsonBytes,
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
@@ -129,6 +133,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
   app.addSchema(WavesErrorBody);
+  useSecurityHeaders(app, { docsPrefix: '/docs' });
 
   await app.register(swagger, {
     openapi: {
@@ -160,12 +165,13 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
+  const admission = new Admission(config.admission);
 
   // Every family is served under each prefix of the route table; the current layout answers its own error shape.
   for (const prefix of ROUTE_PREFIXES) {
-    await app.register(speechFamily(deps, prefix, { knownRoutes, authenticate, limiters }), { prefix });
+    await app.register(speechFamily(deps, prefix, { knownRoutes, authenticate, limiters, admission }), { prefix });
     for (const name of TRANSCRIPTION_ROUTE_NAMES) {
-      await app.register(sttFamily(deps, prefix, name, { knownRoutes, authenticate, limiters }), { prefix: `${prefix}/${name}` });
+      await app.register(sttFamily(deps, prefix, name, { knownRoutes, authenticate, limiters, admission }), { prefix: `${prefix}/${name}` });
     }
   }
 
@@ -176,6 +182,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       useOpenAiErrors(openai, knownRoutes);
       openai.addHook('onRequest', authenticate);
       openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+      openai.addHook('onRequest', admission.hook);
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
         const realtime = { streamingEngines: deps.streamingEngines, sockets: deps.sockets };
@@ -191,6 +198,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
 /** What every family plugin shares: the route list for 405s, authentication and the rate limiters. */
 interface FamilyContext {
   knownRoutes: KnownRoutes;
+  /** Refuses work past the node's queue depth or the account's share, from the headers alone. */
+  admission: Admission;
   authenticate: ReturnType<typeof bearerAuth>;
   limiters: Record<'synthesis' | 'transcription' | 'management', ReturnType<typeof rateLimit>>;
 }
@@ -202,7 +211,7 @@ function familyOfUrl(url: string): RouteFamily {
 }
 
 /** Synthesis, voices, clones and dictionaries (and model admin on the legacy prefix) under one prefix. */
-function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authenticate, limiters }: FamilyContext) {
+function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authenticate, limiters, admission }: FamilyContext) {
   const { config } = deps;
   const layout = layoutOf(prefix);
   const successorDocsUrl = config.publicDocsUrl;
@@ -210,6 +219,7 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authent
     useErrorMapping(speech, layout === 'current' ? 'waves' : 'speech', knownRoutes);
     speech.addHook('onRequest', authenticate);
     speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
+    speech.addHook('onRequest', admission.hook);
     await speech.register(voiceRoutes({ voices: deps.voices, clonedVoices: deps.clonedVoices, layout, successorDocsUrl }));
     await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits, layout }));
     if (deps.synthesis) {
@@ -227,18 +237,20 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authent
     if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
     if (layout !== 'legacy') return;
     if (deps.models) await speech.register(modelRoutes(deps.models));
+    await speech.register(webhookSecretRoutes({ apiKeys: deps.apiKeys, defaultOverlapSeconds: config.webhooks.secretOverlapSeconds }));
     for (const routes of deps.extraRoutes?.speech ?? []) await speech.register(routes);
   };
 }
 
 /** Transcription and jobs under `<prefix>/<name>`; `POST /waves/v1/stt` (and `/stt/`) is the current layout's. */
-function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRoutes, authenticate, limiters }: FamilyContext) {
+function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRoutes, authenticate, limiters, admission }: FamilyContext) {
   const { config } = deps;
   const layout = layoutOf(prefix);
   return async (stt: FastifyInstance) => {
     useErrorMapping(stt, layout === 'current' ? 'waves' : 'stt', knownRoutes);
     stt.addHook('onRequest', authenticate);
     stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
+    stt.addHook('onRequest', admission.hook);
     const { jobs, transcription } = deps;
     if (jobs) await stt.register(jobRoutes({ jobs, layout }));
     if (transcription) {
@@ -289,7 +301,14 @@ async function registerSockets(
       async (speech) => {
         guard(speech, 'speech', 'synthesis');
         await speech.register(
-          realtimeSynthesisRoutes({ synthesis, sockets, maxTextChars: config.limits.maxTextChars, writeStallTimeoutMs: config.http.writeStallTimeoutMs, live: current }),
+          realtimeSynthesisRoutes({
+            synthesis,
+            sockets,
+            maxTextChars: config.limits.maxTextChars,
+            writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+            live: current,
+            chargeRequest: (accountId) => family.limiters.synthesis.charge(accountId),
+          }),
         );
       },
       { prefix },

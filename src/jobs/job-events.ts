@@ -19,7 +19,7 @@ export interface JobEventMap {
   /** Transcription could not run now (workers saturated, shutdown); the job waits in the queue again. */
   'job:requeued': JobRef & { reason: string };
   /** One delivery attempt ended (any result); it is recorded. */
-  'job:attempt': JobRef & { attempt: number; statusCode: number | null; error: string | null; durationMs: number };
+  'job:attempt': JobRef & { attempt: number; statusCode: number | null; error: string | null; detail?: string; durationMs: number };
   /** A change to the job (`what`) waits in memory for the database to answer again; the job stays locked by this node. */
   'job:held': JobRef & { what: string };
   /** The attempt failed in a retryable way; the next one is scheduled. */
@@ -75,7 +75,8 @@ export function logJobEvents(events: JobEvents, log: JobLogger): void {
   events.on('job:start', (e) => log.debug(e, 'job started'));
   events.on('job:transcribed', (e) => log.info(e, 'job transcribed'));
   events.on('job:requeued', (e) => log.info(e, 'job requeued'));
-  events.on('job:attempt', (e) => log.debug(e, 'webhook attempt'));
+  // An attempt with operator detail (a refused address) is the only place that detail is kept.
+  events.on('job:attempt', (e) => (e.detail ? log.warn(e, 'webhook attempt refused') : log.debug(e, 'webhook attempt')));
   events.on('job:held', (e) => log.warn(e, 'job change held until the database answers'));
   events.on('job:retry', (e) => log.warn(e, 'webhook attempt failed; retry scheduled'));
   events.on('job:delivered', (e) => log.info(e, 'webhook delivered'));

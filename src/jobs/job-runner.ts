@@ -28,7 +28,7 @@ import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from '../store/job-states.j
 import { adoptLegacyJobAudio } from './legacy-job-audio.js';
 import { buildWebhookPayload } from './webhook-payload.js';
 import type { WebhookSender } from './webhook-sender.js';
-import { signWebhook } from './webhook-signature.js';
+import { signingSecrets, signWebhook } from './webhook-signature.js';
 
 export interface JobRunnerDeps {
   jobs: JobRepository;
@@ -370,7 +370,7 @@ export class JobRunner {
       'user-agent': this.deps.userAgent,
       'x-request-id': job.request_id,
       'x-webhook-attempt': String(attempt),
-      'x-webhook-signature': signWebhook(account?.webhook_secret ?? '', body, this.clock() / 1000),
+      'x-webhook-signature': signWebhook(signingSecrets(account, this.clock()), body, this.clock() / 1000),
     };
     const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.deliveryAbort.signal);
     if (sent.verdict === 'aborted') {
@@ -379,7 +379,7 @@ export class JobRunner {
       return;
     }
     const record: AttemptRecord = { attempt, attemptedAt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
-    events.emit('job:attempt', { ...ref, attempt, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs });
+    events.emit('job:attempt', { ...ref, attempt, statusCode: sent.statusCode, error: sent.error, ...(sent.detail && { detail: sent.detail }), durationMs: sent.durationMs });
 
     // Each outcome is recorded under this node's lock; if the database cannot take it now, it is
     // held, the lock kept, and written later: an acknowledged delivery is never sent again for an outage.

@@ -3,7 +3,7 @@
  * job up for its owner (another account's request id is not found).
  */
 import { ConflictError, InvalidRequestError } from '../errors.js';
-import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';
+import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from '../net/address-policy.js';
 import { newId } from '../store/ids.js';
 import { DuplicateJobError, type JobRepository } from '../store/job-repository.js';
 import type { AudioInput, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
@@ -136,7 +136,7 @@ export class JobService {
       this.deps.policy.assertHostAllowed(url.hostname);
     } catch (err) {
       const refused = findForbiddenAddress(err);
-      if (refused) throw new InvalidRequestError(`webhook_url is not allowed: ${refused.message}`);
+      if (refused) throw new InvalidRequestError(`webhook_url is not allowed: ${REFUSED_ADDRESS_SENTENCE}`, { cause: refused });
       throw err;
     }
   }

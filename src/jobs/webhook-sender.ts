@@ -5,15 +5,17 @@
  * followed: the receiver's URL is the one the client gave.
  */
 import { request, type Dispatcher } from 'undici';
-import { findForbiddenAddress, type AddressPolicy } from '../net/address-policy.js';
+import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from '../net/address-policy.js';
 
 export type DeliveryVerdict = 'acknowledged' | 'retry' | 'final' | 'aborted';
 
 export interface DeliveryResult {
   verdict: DeliveryVerdict;
   statusCode: number | null;
-  /** Why it did not succeed; null when acknowledged. */
+  /** Why it did not succeed, as the account may read it; null when acknowledged. */
   error: string | null;
+  /** What the operator's log adds to `error` (what a refused name resolved to). */
+  detail?: string;
   durationMs: number;
 }
 
@@ -40,10 +42,11 @@ export class WebhookSender {
   /** POST `body`; never throws. `signal` aborts at shutdown (verdict "aborted", nothing to record). */
   async send(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DeliveryResult> {
     const started = this.clock();
-    const done = (verdict: DeliveryVerdict, statusCode: number | null, error: string | null): DeliveryResult => ({
+    const done = (verdict: DeliveryVerdict, statusCode: number | null, error: string | null, detail?: string): DeliveryResult => ({
       verdict,
       statusCode,
       error,
+      ...(detail === undefined ? {} : { detail }),
       durationMs: Math.max(0, this.clock() - started),
     });
     try {
@@ -52,7 +55,7 @@ export class WebhookSender {
       this.policy.assertHostAllowed(target.hostname);
     } catch (err) {
       const refused = findForbiddenAddress(err);
-      return done('final', null, refused ? `webhook address not allowed: ${refused.message}` : `webhook URL is invalid`);
+      return refused ? done('final', null, `webhook address not allowed: ${REFUSED_ADDRESS_SENTENCE}`, refused.message) : done('final', null, 'webhook URL is invalid');
     }
 
     const timeout = AbortSignal.timeout(this.timeoutMs);
@@ -72,7 +75,7 @@ export class WebhookSender {
       if (signal?.aborted) return done('aborted', null, 'shutting down');
       if (timeout.aborted) return done('retry', null, `timed out after ${this.timeoutMs} ms`);
       const refused = findForbiddenAddress(err);
-      if (refused) return done('final', null, `webhook address not allowed: ${refused.message}`);
+      if (refused) return done('final', null, `webhook address not allowed: ${REFUSED_ADDRESS_SENTENCE}`, refused.message);
       const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
       return done('retry', null, `connection failed: ${e.code ?? e.cause?.code ?? e.message ?? 'unknown error'}`);
     }

@@ -6,7 +6,7 @@ import { rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { findCatalogueEntry, listCatalogue, recommendedPreset, type CatalogueEntry } from './catalogue.js';
 import { detectPack, scanModelPacks } from './detect.js';
-import { assertSafeId, partialFile, pullPack } from './pull.js';
+import { assertSafeId, checkAgainstPin, partialFile, pullPack } from './pull.js';
 import { verdictCacheDir, verifyPackVerdicts, type PackVerdict } from './verify.js';
 
 export interface ModelsCommandOptions {
@@ -27,6 +27,9 @@ Commands:
   pull <id…>               download, check and install catalogue packs
   pull --recommended       the recommended set (English and multilingual voices,
                            speech recognition, VAD, diarization, audio tagging)
+  pull --verify-only <id…> download each asset and check it against the size and
+                           sha256 the catalogue pins, installing nothing; exit 1 on
+                           a mismatch (a pack with no pin prints what it received)
   rm <id>                  remove an installed pack (a symlinked pack: only the link)
   verify                   test every installed pack now (each one loaded in a child
                            process); exit 1 if any pack is skipped or a folder is
@@ -133,8 +136,10 @@ function progressPrinter(err: NodeJS.WritableStream, id: string): { update: (rec
   };
 }
 
-async function pull(args: string[], opts: ModelsCommandOptions): Promise<number> {
+async function pull(argv: string[], opts: ModelsCommandOptions): Promise<number> {
   const err = opts.err ?? process.stderr;
+  const verifyOnly = argv.includes('--verify-only');
+  const args = argv.filter((a) => a !== '--verify-only');
   const ids = args.includes('--recommended') ? [...recommendedPreset(), ...args.filter((a) => a !== '--recommended')] : args;
   if (ids.length === 0) {
     err.write('parley models pull: name at least one pack id, or --recommended (parley models list shows them)\n');
@@ -149,6 +154,7 @@ async function pull(args: string[], opts: ModelsCommandOptions): Promise<number>
     }
     if (!entries.some((e) => e.id === entry.id)) entries.push(entry);
   }
+  if (verifyOnly) return verifyPins(entries, opts);
   let failures = 0;
   for (const entry of entries) {
     const target = path.join(opts.modelsDir, entry.id);
@@ -174,6 +180,30 @@ async function pull(args: string[], opts: ModelsCommandOptions): Promise<number>
       const [verdict] = await verifyPackVerdicts([pack], { cacheDir: verdictCacheDir(opts.dataDir), espeakDataDir: opts.espeakDataDir, fresh: true });
       opts.out.write(`${entry.id}: ${verdictText(verdict)}\n`);
       if (!verdict?.usable) failures++;
+    } catch (error) {
+      progress.done();
+      err.write(`${entry.id}: ${error instanceof Error ? error.message : String(error)}\n`);
+      failures++;
+    }
+  }
+  return failures > 0 ? 1 : 0;
+}
+
+async function verifyPins(entries: CatalogueEntry[], opts: ModelsCommandOptions): Promise<number> {
+  const err = opts.err ?? process.stderr;
+  let failures = 0;
+  for (const entry of entries) {
+    const progress = progressPrinter(err, entry.id);
+    try {
+      const check = await checkAgainstPin(entry, { modelsDir: opts.modelsDir, ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}), onProgress: progress.update });
+      progress.done();
+      const got = `${check.bytes} bytes, sha256 ${check.sha256}`;
+      if (check.matches === null) opts.out.write(`${entry.id}: not pinned (the catalogue has no size or sha256 for it); received ${got}\n`);
+      else if (check.matches) opts.out.write(`${entry.id}: matches its pin (${got})\n`);
+      else {
+        opts.out.write(`${entry.id}: MISMATCH: received ${got}; pinned ${check.pinned.size ?? '?'} bytes, sha256 ${check.pinned.sha256 ?? '?'}\n`);
+        failures++;
+      }
     } catch (error) {
       progress.done();
       err.write(`${entry.id}: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -11,13 +11,17 @@
  *     renames the folder to `<modelsDir>/<id>` in one step, so a pack folder is either complete
  *     or absent. A single-file asset (silero_vad.onnx, speaker embeddings) is moved into its folder.
  *
+ * Before unpacking, the archive's listing is checked: at most limits.maxFiles members, at most
+ * limits.maxUnpackedBytes in all and no more than limits.maxExpansion times the archive (a small
+ * archive that would fill the disk is refused), and no link pointing out of the pack (absolute,
+ * or climbing above its folder). After unpacking, every symlink is resolved once more.
  * The catalogue's extraFiles (released apart from the archive) are fetched into the folder before
  * that rename. Folders starting with "." are ignored by the scanner, so nothing half-done is ever seen as a pack.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -25,8 +29,27 @@ import { Transform } from 'node:stream';
 import type { CatalogueEntry } from './catalogue.js';
 import { PULL_RECORD_FILE, type PullRecord } from './detect.js';
 
+/** What an archive may unpack to. */
+export interface UnpackLimits {
+  maxFiles: number;
+  maxUnpackedBytes: number;
+  /** Unpacked bytes per archive byte at most (model weights barely compress; a bomb does enormously)... */
+  maxExpansion: number;
+  /** ...except that any archive may unpack to this much. */
+  expansionFloorBytes: number;
+}
+
+export const defaultUnpackLimits: UnpackLimits = {
+  maxFiles: 20_000,
+  // The largest upstream packs (Whisper large) unpack to about 3 GB.
+  maxUnpackedBytes: 16 * 1024 ** 3,
+  maxExpansion: 25,
+  expansionFloorBytes: 64 * 1024 ** 2,
+};
+
 export interface PullOptions {
   modelsDir: string;
+  limits?: Partial<UnpackLimits>;
   fetchImpl?: typeof fetch;
   /** Bytes received so far (including a resumed part) and the total when known. */
   onProgress?: (received: number, total: number | undefined) => void;
@@ -163,8 +186,62 @@ function run(command: string, args: string[]): Promise<void> {
   });
 }
 
+function capture(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    child.on('error', (error) => reject(new PullError(`${command} could not run: ${error.message}`)));
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString('utf8')) : reject(new PullError(`${command} ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`))));
+  });
+}
+
+/** True when `target`, seen from member `name`, stays inside the member's top folder. */
+function staysInPack(name: string, target: string): boolean {
+  if (path.posix.isAbsolute(target)) return false;
+  const top = name.split('/')[0]!;
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(name), target));
+  return resolved === top || resolved.startsWith(`${top}/`) || (!resolved.startsWith('..') && !name.includes('/'));
+}
+
+/** Checks an archive's listing (GNU tar --verbose) against the limits, before anything is written. */
+async function checkArchive(file: string, flag: string, archiveBytes: number, limits: UnpackLimits): Promise<void> {
+  const listing = await capture('tar', ['--list', '--verbose', flag === '-xjf' ? '-j' : '-z', '-f', file, '--numeric-owner', '--quoting-style=literal']);
+  const budget = Math.min(limits.maxUnpackedBytes, Math.max(limits.expansionFloorBytes, archiveBytes * limits.maxExpansion));
+  let files = 0;
+  let bytes = 0;
+  for (const line of listing.split('\n')) {
+    const m = /^(\S)\S*\s+\S+\s+(\d+)\s+\S+\s+\S+\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const [, type, size, rest] = m as unknown as [string, string, string, string];
+    if (++files > limits.maxFiles) throw new PullError(`${path.basename(file)} holds more than ${limits.maxFiles} files; nothing installed`);
+    bytes += Number(size);
+    if (bytes > budget) throw new PullError(`${path.basename(file)} unpacks to more than ${budget} bytes (${archiveBytes} bytes packed); nothing installed`);
+    const link = type === 'l' ? rest.split(' -> ') : type === 'h' ? rest.split(' link to ') : null;
+    if (link && link.length === 2 && !staysInPack(link[0]!, type === 'h' ? path.posix.relative(path.posix.dirname(link[0]!), link[1]!) : link[1]!))
+      throw new PullError(`${path.basename(file)}: ${link[0]} links out of the pack (${link[1]}); nothing installed`);
+    if (!['-', 'd', 'l', 'h'].includes(type)) throw new PullError(`${path.basename(file)}: ${rest} is not a file, folder or link; nothing installed`);
+  }
+}
+
+/** Every symlink under `root` resolves inside it (the listing said so; the disk must agree). */
+async function checkLinks(root: string, dir = root): Promise<void> {
+  const realRoot = await realpath(root);
+  for (const item of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, item.name);
+    if (item.isSymbolicLink()) {
+      const target = await realpath(p).catch(() => null);
+      if (target === null || (target !== realRoot && !target.startsWith(realRoot + path.sep))) throw new PullError(`${path.relative(root, p)} links out of the pack; nothing installed`);
+    } else if (item.isDirectory() && !(await lstat(p)).isSymbolicLink()) {
+      await checkLinks(root, p);
+    }
+  }
+}
+
 /** Unpacks (or places) the asset in a fresh folder inside modelsDir; returns the pack's root. */
-async function unpack(entry: CatalogueEntry, file: string, tmp: string): Promise<string> {
+async function unpack(entry: CatalogueEntry, file: string, tmp: string, limits: UnpackLimits): Promise<string> {
   if (entry.format === 'file') {
     const root = path.join(tmp, 'pack');
     await mkdir(root);
@@ -174,13 +251,47 @@ async function unpack(entry: CatalogueEntry, file: string, tmp: string): Promise
   const root = path.join(tmp, 'unpacked');
   await mkdir(root);
   const flag = entry.format === 'tar.bz2' ? '-xjf' : '-xzf';
+  await checkArchive(file, flag, (await stat(file)).size, limits);
   // GNU tar strips leading "/" and refuses "../" member names, so nothing lands outside root.
   await run('tar', [flag, file, '-C', root, '--no-same-owner']);
+  await checkLinks(root);
   const items = (await readdir(root, { withFileTypes: true })).filter((d) => !d.name.startsWith('._'));
   // Upstream archives hold one top folder named like the archive.
   if (items.length === 1 && items[0]!.isDirectory()) return path.join(root, items[0]!.name);
   if (items.length === 0) throw new PullError(`${path.basename(file)} is an empty archive`);
   return root;
+}
+
+export interface PinCheck {
+  bytes: number;
+  sha256: string;
+  /** Size and checksum the catalogue pins (null: the upstream publishes none the catalogue could pin). */
+  pinned: { size: number | null; sha256: string | null };
+  /** True when every pinned value matches, false when one differs, null when nothing is pinned. */
+  matches: boolean | null;
+}
+
+/**
+ * Downloads the asset as a pull would and checks it against the catalogue's size and sha256,
+ * installing nothing: the download is deleted either way (`parley models pull --verify-only`).
+ */
+export async function checkAgainstPin(entry: CatalogueEntry, opts: PullOptions): Promise<PinCheck> {
+  assertSafeId(entry.id);
+  const modelsDir = path.resolve(opts.modelsDir);
+  await mkdir(partialDir(modelsDir), { recursive: true });
+  const file = path.join(partialDir(modelsDir), `${entry.id}.verify`);
+  try {
+    await unlink(file).catch(() => undefined);
+    // Fetched whatever its size: a wrong size is what the check below reports.
+    const { bytes } = await download({ ...entry, size: null }, file, opts);
+    const sha256 = await sha256Of(file);
+    const pinned = { size: entry.size, sha256: entry.sha256 };
+    const checks = [pinned.size === null ? null : pinned.size === bytes, pinned.sha256 === null ? null : pinned.sha256.toLowerCase() === sha256].filter((c) => c !== null);
+    return { bytes, sha256, pinned, matches: checks.length === 0 ? null : checks.every(Boolean) };
+  } finally {
+    await unlink(file).catch(() => undefined);
+    await rmdir(partialDir(modelsDir)).catch(() => undefined);
+  }
 }
 
 export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promise<PullResult> {
@@ -206,7 +317,7 @@ export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promis
 
   const tmp = await mkdtemp(path.join(modelsDir, `.unpack-${entry.id}-`));
   try {
-    const root = await unpack(entry, file, tmp);
+    const root = await unpack(entry, file, tmp, { ...defaultUnpackLimits, ...opts.limits });
     for (const extra of entry.extraFiles ?? []) {
       if (path.basename(extra.file) !== extra.file || extra.file.startsWith('.')) throw new PullError(`${entry.id}: extra file name "${extra.file}" is not a plain file name`);
       await download({ ...entry, url: extra.url, size: null }, path.join(root, extra.file), opts);
@@ -226,6 +337,7 @@ export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promis
   } catch (error) {
     // A broken archive is not worth resuming.
     await unlink(file).catch(() => undefined);
+    await rmdir(partialDir(modelsDir)).catch(() => undefined);
     throw error;
   } finally {
     await rm(tmp, { recursive: true, force: true });

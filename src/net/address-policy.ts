@@ -10,6 +10,13 @@ import net, { type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 
+/**
+ * What a client is told about a refused address. What a name resolved to, and which range refused
+ * it, map the server's network for whoever asks: that detail (the error's message) goes to the
+ * operator's log only.
+ */
+export const REFUSED_ADDRESS_SENTENCE = 'it leads to a private, loopback or reserved network address';
+
 /** Thrown (inside the lookup, so it surfaces as the `cause` of a connect error) for a refused address. */
 export class ForbiddenAddressError extends Error {
   readonly code = 'PARLEY_FORBIDDEN_ADDRESS';
@@ -142,6 +149,20 @@ export function createAddressPolicy(allowedPrivateHosts: readonly string[], opti
     assertHostAllowed,
     lookup,
     createAgent: ({ connectTimeoutMs }) => new Agent({ connect: { lookup, timeout: connectTimeoutMs }, connections: 16 }),
+  };
+}
+
+/**
+ * A test for "is this address in the list" (IPs and CIDRs, IPv4-mapped IPv6 judged as IPv4): the
+ * trusted proxies, for instance.
+ */
+export function createAddressMatcher(list: readonly string[]): (address: string | undefined) => boolean {
+  const ranges = parseRules(list).flatMap((r) => (r.cidr ? [r.cidr] : []));
+  if (ranges.length === 0) return () => false;
+  return (address) => {
+    if (!address || !ipaddr.isValid(address)) return false;
+    const ip = normalise(address);
+    return ranges.some((r) => r[0].kind() === ip.kind() && ip.match(r));
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { AbortedError, AudioUrlError, PayloadTooLargeError } from '../errors.js';
-import { findForbiddenAddress, type AddressPolicy } from './address-policy.js';
+import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from './address-policy.js';
 
 export interface FetchAudioOptions {
   policy: AddressPolicy;
@@ -47,7 +47,7 @@ function checkUrl(raw: string, policy: AddressPolicy, base?: URL): URL {
     policy.assertHostAllowed(url.hostname);
   } catch (err) {
     const refused = findForbiddenAddress(err);
-    if (refused) throw new AudioUrlError(`Audio URL is not allowed: ${refused.message}`);
+    if (refused) throw new AudioUrlError(`Audio URL is not allowed: ${REFUSED_ADDRESS_SENTENCE}`, { cause: refused });
     throw err;
   }
   return url;
@@ -77,7 +77,7 @@ export async function fetchAudio(rawUrl: string, options: FetchAudioOptions): Pr
     if (options.signal?.aborted) return new AbortedError();
     if (timeout.aborted) return new AudioUrlError(`Audio URL timed out after ${options.totalTimeoutMs} ms`);
     const refused = findForbiddenAddress(err);
-    if (refused) return new AudioUrlError(`Audio URL is not allowed: ${refused.message}`);
+    if (refused) return new AudioUrlError(`Audio URL is not allowed: ${REFUSED_ADDRESS_SENTENCE}`, { cause: refused });
     if (err instanceof undiciErrors.ConnectTimeoutError)
       return new AudioUrlError(`Audio URL timed out while connecting to ${url.host} (${options.connectTimeoutMs} ms)`);
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;

@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { newId, nowIso } from './ids.js';
 import type { AccountTable, Database } from './schema.js';
 
-export type Account = AccountTable;
+export type Account = Selectable<AccountTable>;
 
 export class AccountRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -13,6 +13,8 @@ export class AccountRepository {
       id: newId('acct', 12),
       name,
       webhook_secret: newWebhookSecret(),
+      previous_webhook_secret: null,
+      previous_webhook_secret_until: null,
       created_at: nowIso(),
     };
     await this.db.insertInto('accounts').values(account).execute();
@@ -23,9 +25,22 @@ export class AccountRepository {
     return this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async rotateWebhookSecret(id: string): Promise<string> {
+  /**
+   * A new webhook secret; the one it replaces keeps signing deliveries (beside the new one) until
+   * `overlapUntil` (an ISO time; null ends it at once). One statement, so two rotations at once
+   * each keep the secret they replaced.
+   */
+  async rotateWebhookSecret(id: string, overlapUntil: string | null = null): Promise<string> {
     const secret = newWebhookSecret();
-    await this.db.updateTable('accounts').set({ webhook_secret: secret }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('accounts')
+      .set((eb) => ({
+        previous_webhook_secret: overlapUntil === null ? null : eb.ref('webhook_secret'),
+        previous_webhook_secret_until: overlapUntil,
+        webhook_secret: secret,
+      }))
+      .where('id', '=', id)
+      .execute();
     return secret;
   }
 }

@@ -25,6 +25,13 @@ export class ApiKeyRepository {
     return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** Which of `ids` are keys still active (not revoked, not gone). */
+  async activeAmong(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('api_keys').select('id').where('id', 'in', [...ids]).where('revoked_at', 'is', null).execute();
+    return rows.map((r) => r.id);
+  }
+
   async list(): Promise<ApiKeyRow[]> {
     return this.db.selectFrom('api_keys').selectAll().orderBy('created_at').execute();
   }

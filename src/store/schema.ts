@@ -10,8 +10,11 @@ type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>;
 export interface AccountTable {
   id: string;
   name: string;
-  /** HMAC key of webhook signatures; rotated by the CLI. */
+  /** HMAC key of webhook signatures; rotated by the CLI or the admin API. */
   webhook_secret: string;
+  /** The secret a rotation replaced: deliveries carry its signature too until previous_webhook_secret_until. */
+  previous_webhook_secret: Optional<string>;
+  previous_webhook_secret_until: Optional<string>;
   created_at: string;
 }
 

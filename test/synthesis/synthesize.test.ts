@@ -49,7 +49,7 @@ describe('SynthesisService', () => {
         { accountId: 'acc-1', id: 'dict-1', items: [{ word: 'Parley', pronunciation: 'parlay' }], createdAt: '2025-01-01', updatedAt: '2025-01-01', version: 'v1' },
         { accountId: 'acc-2', id: 'dict-2', items: [{ word: 'x', pronunciation: 'y' }], createdAt: '2025-01-01', updatedAt: '2025-01-01', version: 'v1' },
       ]),
-      100,
+      { maxBytes: 100_000 },
     );
     service = new SynthesisService({ voices: new VoiceRegistry([engine]), dicts, limits: { maxOutputSeconds: 2 } });
   });

@@ -10,6 +10,8 @@ declare module 'fastify' {
     accountId: string;
     /** The role of the key the request came with. */
     keyRole: KeyRole;
+    /** The id of that key (open sockets are closed when it is revoked). */
+    keyId: string;
   }
 }
 
@@ -76,6 +78,7 @@ export function bearerAuth(keyOf: (request: FastifyRequest) => Promise<Authentic
     if (!key) throw new UnauthorizedError(bearerToken(request) ? 'Bearer token is invalid' : 'Bearer token is missing');
     request.accountId = key.accountId;
     request.keyRole = key.role;
+    request.keyId = key.keyId;
     const route = request.routeOptions.url ?? request.url;
     if (route.startsWith(ADMIN_PREFIX) && key.role !== KEY_ROLES.admin) throw new ForbiddenError('This route needs an admin key');
   };

@@ -121,12 +121,22 @@ export function streamErrorMessage(wire: WireError, requestId: string): Record<s
 /** Log an error the way every channel does: 5xx and unexpected ones as errors, the rest as info. */
 export function logWireError(log: FastifyRequest['log'], wire: WireError, err: unknown, msg: string): void {
   if (wire.status >= 500) log.error({ err }, msg);
-  else log.info({ reason: wire.domain?.message }, msg);
+  else log.info({ reason: wire.domain?.message, ...refusalDetail(wire.domain) }, msg);
+}
+
+/**
+ * What the operator's log adds to a refusal the client reads in general terms (an address refused
+ * for a URL: what its name resolved to): the message of the error's cause.
+ */
+export function refusalDetail(domain: ParleyError | null): { detail?: string } {
+  const cause = domain?.cause;
+  return cause instanceof Error ? { detail: cause.message } : {};
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, family: RouteFamily): FastifyReply {
   const wire = toWireError(err, family, request.id, { bodyLimit: request.routeOptions?.bodyLimit });
   if (wire.status >= 500) request.log.error({ err }, 'request failed');
+  else if (wire.domain?.cause instanceof Error) request.log.info({ reason: wire.domain.message, ...refusalDetail(wire.domain) }, 'request refused');
   if (wire.retryAfter !== undefined) reply.header('Retry-After', String(wire.retryAfter));
   return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);
 }

@@ -43,8 +43,18 @@ export function idleTimeoutFromQuery(value: string | undefined, limits: Realtime
   return seconds * 1000;
 }
 
+/** Asks the database which keys are still active. */
+export interface KeyCheck {
+  stillActive(keyIds: readonly string[]): Promise<Set<string>>;
+  /** The check failed (the database did not answer): sockets stay open until the next check. */
+  onError(err: unknown): void;
+}
+
 export class RealtimeSockets {
   private readonly open: Record<RealtimeKind, number> = { synthesis: 0, transcription: 0 };
+  private readonly sessions = new Set<RealtimeSession>();
+  private readonly keyChecker: NodeJS.Timeout | undefined;
+  private checking = false;
   private readonly limitHits: Record<RealtimeLimitName, number> = {
     socketsPerAccount: 0,
     sessionLength: 0,
@@ -58,10 +68,43 @@ export class RealtimeSockets {
   /** Told how long each admitted session stayed open (metrics). */
   sessionEnded?: (kind: RealtimeKind, seconds: number) => void;
 
+  /**
+   * With `keys`, the keys of open sockets are checked every third of limits.socketLeaseMs: a
+   * socket whose key was revoked (on any node: the check reads the database) is closed with 1008.
+   */
   constructor(
     readonly limits: RealtimeLimits,
     private readonly slots: SocketSlotStore = new InProcessSocketSlots(),
-  ) {}
+    private readonly keys?: KeyCheck,
+  ) {
+    if (keys) {
+      this.keyChecker = setInterval(() => void this.closeRevoked(), Math.max(100, Math.floor(limits.socketLeaseMs / 3)));
+      this.keyChecker.unref();
+    }
+  }
+
+  private async closeRevoked(): Promise<void> {
+    if (this.checking || this.sessions.size === 0 || !this.keys) return;
+    this.checking = true;
+    try {
+      const ids = [...new Set([...this.sessions].map((s) => s.request.keyId).filter((id) => id !== undefined))];
+      const active = await this.keys.stillActive(ids);
+      for (const session of this.sessions) {
+        if (session.request.keyId === undefined || active.has(session.request.keyId)) continue;
+        session.request.log.info({ accountId: session.request.accountId, keyId: session.request.keyId }, 'websocket closed: its API key was revoked');
+        session.close(CloseCode.policy, 'API key revoked');
+      }
+    } catch (err) {
+      this.keys.onError(err);
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Stops the key checks (the server is closing). */
+  close(): void {
+    clearInterval(this.keyChecker);
+  }
 
   /** For the readiness report (`open`: this node's sockets). */
   report(): { open: Record<RealtimeKind, number>; limitHits: Record<RealtimeLimitName, number> } {
@@ -96,11 +139,14 @@ export class RealtimeSockets {
     }
     this.open[kind]++;
     const openedAt = performance.now();
-    return new RealtimeSession(socket, request, this, idleTimeoutMs, inbox, () => {
+    const session: RealtimeSession = new RealtimeSession(socket, request, this, idleTimeoutMs, inbox, () => {
       this.slots.release(slot.id);
       this.open[kind]--;
+      this.sessions.delete(session);
       this.sessionEnded?.(kind, (performance.now() - openedAt) / 1000);
     });
+    this.sessions.add(session);
+    return session;
   }
 }
 

@@ -16,21 +16,6 @@ export function webRoot(): string {
   return found;
 }
 
-/**
- * The page keeps a key in local storage, so it allows nothing but its own files and API: no
- * inline script, no other origin, no framing.
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "img-src 'self' data:",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 export function playgroundRoutes() {
   return async function register(app: FastifyInstance): Promise<void> {
     await app.register(fastifyStatic, {
@@ -42,11 +27,8 @@ export function playgroundRoutes() {
       cacheControl: true,
       maxAge: 0,
       schemaHide: true,
-      setHeaders(reply) {
-        reply.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-        reply.header('X-Content-Type-Options', 'nosniff');
-        reply.header('Referrer-Policy', 'no-referrer');
-      },
+      // The page keeps a key in local storage: its policy (own files only, no framing) is set for
+      // every HTML page by the security-headers plugin.
     });
   };
 }

@@ -10,6 +10,9 @@
  * `error`, after which the socket stays usable. Requests run one after another in the order they
  * arrived, so any number of them complete in turn on one socket; their pieces go through the
  * synthesis scheduler like SSE streams.
+ * Each message that starts a request pays the account's synthesis rate limit as a REST request
+ * does (text continuing an open request, a flush and a keep-alive do not); without a token it is
+ * refused with 429.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -36,6 +39,8 @@ export interface RealtimeSynthesisOptions {
   maxTextChars: number;
   /** A client that takes no bytes for this long while synthesis waits on it is disconnected. */
   writeStallTimeoutMs: number;
+  /** Takes one token of the account's synthesis rate limit; throws RateLimitedError when there is none. */
+  chargeRequest(accountId: string): Promise<void>;
 }
 
 /**
@@ -66,6 +71,8 @@ class SynthesisSocket {
   /** The request that the next message without request_id continues, if it asked for more. */
   private buffering: SocketRequest | undefined;
   private queue: Promise<void> = Promise.resolve();
+  /** Messages are taken in order, each after the one before has paid its rate-limit token. */
+  private intake: Promise<void> = Promise.resolve();
   private anonymous = 0;
 
   /** @param pathModel the model the path names; undefined where each message names its own. */
@@ -81,6 +88,10 @@ class SynthesisSocket {
   }
 
   onMessage(data: RawData, isBinary: boolean): void {
+    this.intake = this.intake.then(() => this.take(data, isBinary));
+  }
+
+  private async take(data: RawData, isBinary: boolean): Promise<void> {
     let requestId: string | undefined;
     try {
       if (isBinary) throw new InvalidRequestError('Messages must be JSON text frames');
@@ -94,10 +105,24 @@ class SynthesisSocket {
       requestId = (parsed as { request_id?: unknown }).request_id as string | undefined;
       if (typeof requestId !== 'string') requestId = undefined;
       const model = this.modelOf(parsed as { model?: unknown });
-      this.accept(model, this.validators.get(model)!(parsed));
+      const message = this.validators.get(model)!(parsed);
+      if (this.startsRequest(message)) await this.options.chargeRequest(this.session.request.accountId);
+      this.accept(model, message);
     } catch (err) {
       void this.sendError(requestId ?? this.buffering?.id ?? null, err);
     }
+  }
+
+  /** The request `message` continues, when one is open for more text. */
+  private continued(message: SynthesisMessage): SocketRequest | undefined {
+    const open = message.request_id !== undefined ? this.requests.get(message.request_id) : this.buffering;
+    return open && !open.feed.isClosed ? open : undefined;
+  }
+
+  /** Whether `message` would start a synthesis (what pays the rate limit): not a continuation, a flush or a keep-alive. */
+  private startsRequest(message: SynthesisMessage): boolean {
+    if (this.continued(message) || message.text === undefined || !/\S/.test(message.text)) return false;
+    return !(message.request_id !== undefined && this.requests.has(message.request_id));
   }
 
   /** The path's model; else the message's `model` in any spelling clients use (a wrong type is the schema's to name). */
@@ -111,8 +136,8 @@ class SynthesisSocket {
 
   private accept(model: ModelGeneration, message: SynthesisMessage): void {
     const more = message.continue === true && message.flush !== true;
-    const open = message.request_id !== undefined ? this.requests.get(message.request_id) : this.buffering;
-    if (open && !open.feed.isClosed) {
+    const open = this.continued(message);
+    if (open) {
       if (message.max_buffer_flush_ms !== undefined) open.maxBufferFlushMs = message.max_buffer_flush_ms;
       this.addText(open, message.text);
       if (!more) this.finish(open);
@@ -215,8 +240,9 @@ class SynthesisSocket {
     const wire = toWireError(err, 'speech', this.session.request.id);
     logWireError(this.session.request.log.child({ requestId }), wire, err, 'websocket synthesis request failed');
     const message = wire.body.message ?? wire.body.error;
+    const retry = wire.retryAfter === undefined ? {} : { retry_after: wire.retryAfter };
     await this.session
-      .send({ status: 'error', request_id: requestId, message, error: { code: wire.body.error, message } }, this.options.writeStallTimeoutMs)
+      .send({ status: 'error', request_id: requestId, message, error: { code: wire.body.error, message }, ...retry }, this.options.writeStallTimeoutMs)
       .catch(() => undefined);
   }
 }

@@ -176,3 +176,66 @@ describe('connection cap', () => {
     for (const c of held) c.close();
   });
 });
+
+describe('connections per address', () => {
+  let s: TestServer;
+  let proxied: TestServer;
+  before(async () => {
+    [s, proxied] = await Promise.all([
+      startTestServer({ config: { http: { maxConnections: 20, maxConnectionsPerAddress: 3 } } }),
+      startTestServer({ config: { http: { maxConnections: 20, maxConnectionsPerAddress: 3, trustedProxies: ['127.0.0.1'] } } }),
+    ]);
+  });
+  after(async () => {
+    await s?.close();
+    await proxied?.close();
+  });
+
+  it('one address may hold http.maxConnectionsPerAddress connections; its next one is closed at once', async () => {
+    const held = await Promise.all([connectRaw(s.url), connectRaw(s.url), connectRaw(s.url)]);
+    await waitFor('three open connections', async () => (await openConnections(s)) === 3);
+    const refused = await connectRaw(s.url);
+    refused.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(await within(refused.closed, 2_000, 'the server closing the fourth connection'), '');
+    held[0]!.close();
+    await waitFor('two open connections', async () => (await openConnections(s)) === 2);
+    const ok = await fetch(`${s.url}/healthz`);
+    assert.equal(ok.status, 200);
+    await ok.arrayBuffer();
+    for (const c of held) c.close();
+  });
+
+  it('a trusted proxy is not held to the per-address cap', async () => {
+    const held = await Promise.all(Array.from({ length: 5 }, () => connectRaw(proxied.url)));
+    await waitFor('five open connections', async () => (await openConnections(proxied)) === 5);
+    held[4]!.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('an answer on the fifth', async () => held[4]!.received().includes('{"status":"ok"}'));
+    for (const c of held) c.close();
+  });
+});
+
+describe('keep-alive under pressure', () => {
+  let s: TestServer;
+  before(async () => {
+    // Pressure from 8 open connections (80% of 10).
+    s = await startTestServer({ config: { http: { maxConnections: 10, keepAliveTimeoutMs: 60_000, pressureKeepAliveTimeoutMs: 300 } } });
+  });
+  after(() => s?.close());
+
+  const keptAlive = async () => {
+    const c = await connectRaw(s.url);
+    c.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    await waitFor('the response', async () => c.received().includes('{"status":"ok"}'));
+    return c;
+  };
+
+  it('idle keep-alive connections keep keepAliveTimeoutMs without pressure, and are cut to the short timeout under it', async () => {
+    const first = await keptAlive();
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(first.socket.destroyed, false, 'an idle connection without pressure stays open');
+    const more = await Promise.all(Array.from({ length: 7 }, keptAlive));
+    // Eight open: every idle one, the first included, is closed within the short timeout.
+    for (const c of [first, ...more]) await within(c.closed, 3_000, 'the server closing an idle connection under pressure');
+    assert.equal(await openConnections(s), 0);
+  });
+});

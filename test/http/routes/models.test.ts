@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, truncateSync, statSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { KEY_ROLES } from '../../../src/accounts/api-keys.js';
 import { sharedModel } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -37,6 +38,20 @@ before(async () => {
 after(() => s?.close());
 
 describe('model packs in a running server', () => {
+  it('GET /v1/packs tells why a pack was skipped (paths on the server) to admin keys only', async () => {
+    const user = await s.server.storage.apiKeys.create({ name: 'user', role: KEY_ROLES.user });
+    const asUser = await fetch(`${s.url}/v1/packs`, { headers: { authorization: `Bearer ${user.key}` } });
+    assert.equal(asUser.status, 200);
+    const userText = await asUser.text();
+    const userBody = JSON.parse(userText) as { installed: Array<{ id: string; state: string; reason?: string }> };
+    const skipped = userBody.installed.find((p) => p.id === 'broken-piper-voice');
+    assert.equal(skipped?.state, 'skipped');
+    assert.equal(skipped?.reason, undefined);
+    assert.ok(!userText.includes(modelsDir) && !userText.includes(tmpdir()), userText);
+    const asAdmin = (await (await s.api('/v1/packs')).json()) as typeof userBody;
+    assert.ok(asAdmin.installed.find((p) => p.id === 'broken-piper-voice')?.reason);
+  });
+
   it('skips a corrupt pack, reports it, and keeps serving the other voices', async () => {
     const ready = await s.api('/readyz');
     assert.equal(ready.status, 200);

@@ -2,10 +2,11 @@
  * GET /v1/models and /v1/models/{id} (OpenAI's list: the aliases, the generations with voices,
  * the loaded packs), GET /v1/audio/voices (a model's voices, with the OpenAI names that speak
  * with each), GET /v1/audio/models (the speech models, in the shape chat UIs read) and GET /v1/packs (Parley's addition: installed packs with their state, and the
- * catalogue's packs not installed yet, for the playground).
+ * catalogue's packs not installed yet, for the playground; why a pack was skipped for admin keys only).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { KEY_ROLES } from '../../../accounts/api-keys.js';
 import { openAiVoiceNames } from '../../../config.js';
 import type { CatalogueEntry } from '../../../models/catalogue.js';
 import type { ModelsReport } from '../../../models/installed-models.js';
@@ -94,11 +95,13 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
     app.get('/packs', {
       config,
       schema: { tags: ['openai'], summary: 'Parley: installed model packs with their state, and catalogue packs not installed', response: { 200: PackList } },
-      handler: async () => {
+      handler: async (request) => {
         const report = options.report();
+        // Why a pack was skipped names files on the server's disk: operator detail, for admin keys only.
+        const detail = request.keyRole === KEY_ROLES.admin;
         const installed = [
           ...report.loaded.map((p) => ({ id: p.id, kind: p.kind, state: 'loaded', languages: p.languages })),
-          ...report.skipped.map((p) => ({ id: p.id, kind: 'unknown', state: 'skipped', languages: [], reason: p.reason })),
+          ...report.skipped.map((p) => ({ id: p.id, kind: 'unknown', state: 'skipped', languages: [], ...(detail && { reason: p.reason }) })),
         ];
         const ids = new Set(installed.map((p) => p.id));
         const available = options

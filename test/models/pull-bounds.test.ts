@@ -1,0 +1,123 @@
+/**
+ * What a pack archive may unpack to, through a real pull from a loopback HTTP server: a link out
+ * of the pack, an archive that expands far beyond its size, and one with too many files are
+ * refused before anything is installed; an ordinary pack with an internal link installs.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CatalogueEntry } from '../../src/models/catalogue.js';
+import { runModelsCommand } from '../../src/models/models-command.js';
+import { checkAgainstPin, pullPack } from '../../src/models/pull.js';
+import { Writable } from 'node:stream';
+
+const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
+
+/** A .tar.bz2 of folder `top` after `fill(dir)` wrote its contents. */
+function archiveOf(top: string, fill: (dir: string) => void): Buffer {
+  const work = tmp('parley-bomb-');
+  mkdirSync(path.join(work, top));
+  fill(path.join(work, top));
+  execFileSync('tar', ['-cjf', path.join(work, 'a.tar.bz2'), '-C', work, top]);
+  return readFileSync(path.join(work, 'a.tar.bz2'));
+}
+
+describe('pack archive bounds', () => {
+  const files = new Map<string, Buffer>();
+  let server: http.Server;
+  let base: string;
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const body = files.get(req.url ?? '');
+      if (!body) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  const entry = (id: string, archive: Buffer): CatalogueEntry => {
+    files.set(`/${id}.tar.bz2`, archive);
+    return {
+      id,
+      kind: 'tts-vits',
+      description: 'test',
+      languages: ['en'],
+      url: `${base}/${id}.tar.bz2`,
+      format: 'tar.bz2',
+      size: archive.length,
+      sha256: createHash('sha256').update(archive).digest('hex'),
+      licence: 'test',
+      models: ['tts-v2'],
+    };
+  };
+
+  const refused = async (id: string, archive: Buffer, pattern: RegExp, limits = {}) => {
+    const modelsDir = tmp('parley-models-');
+    await assert.rejects(pullPack(entry(id, archive), { modelsDir, limits }), pattern);
+    assert.deepEqual(readdirSync(modelsDir), [], 'nothing installed, nothing left behind');
+  };
+
+  it('refuses a symlink out of the pack (absolute, or climbing above it)', async () => {
+    await refused('abs-link', archiveOf('abs-link', (d) => symlinkSync('/etc/passwd', path.join(d, 'tokens.txt'))), /tokens.txt links out of the pack/);
+    await refused('up-link', archiveOf('up-link', (d) => symlinkSync('../../secret', path.join(d, 'model.onnx'))), /model.onnx links out of the pack/);
+  });
+
+  it('refuses an archive that unpacks far beyond its size (20 MB of zeros in a few hundred bytes)', async () => {
+    const bomb = archiveOf('bomb', (d) => writeFileSync(path.join(d, 'model.onnx'), Buffer.alloc(20 * 1024 * 1024)));
+    assert.ok(bomb.length < 10_000, `${bomb.length} bytes`);
+    // Any archive may unpack to the floor (64 MB by default; 1 MB here, to keep the test small), beyond it 25 times its size.
+    await refused('bomb', bomb, /unpacks to more than 1048576 bytes/, { expansionFloorBytes: 1024 * 1024 });
+  });
+
+  it('refuses more files than allowed', async () => {
+    const many = archiveOf('many', (d) => {
+      for (let i = 0; i < 30; i++) writeFileSync(path.join(d, `f${i}`), 'x');
+    });
+    await refused('many', many, /holds more than 20 files/, { maxFiles: 20 });
+  });
+
+  it('installs an ordinary pack whose links stay inside it', async () => {
+    const modelsDir = tmp('parley-models-');
+    const archive = archiveOf('fine', (d) => {
+      writeFileSync(path.join(d, 'model.onnx'), 'weights');
+      symlinkSync('model.onnx', path.join(d, 'model-alias.onnx'));
+    });
+    const result = await pullPack(entry('fine', archive), { modelsDir });
+    assert.equal(readFileSync(path.join(result.dir, 'model-alias.onnx'), 'utf8'), 'weights');
+    assert.ok(existsSync(path.join(result.dir, '.parley-pack.json')));
+  });
+
+  it('checkAgainstPin: a pinned asset matches or not; nothing is installed either way', async () => {
+    const modelsDir = tmp('parley-models-');
+    const archive = archiveOf('pinned', (d) => writeFileSync(path.join(d, 'model.onnx'), 'weights'));
+    const pinned = entry('pinned', archive);
+    assert.equal((await checkAgainstPin(pinned, { modelsDir })).matches, true);
+    const wrong = await checkAgainstPin({ ...pinned, sha256: 'a'.repeat(64) }, { modelsDir });
+    assert.equal(wrong.matches, false);
+    assert.equal(wrong.sha256, pinned.sha256);
+    assert.equal((await checkAgainstPin({ ...pinned, size: null, sha256: null }, { modelsDir })).matches, null);
+    assert.deepEqual(readdirSync(modelsDir), []);
+  });
+
+  it('parley models pull --verify-only: a catalogue pack without a pin prints what it received and installs nothing', async () => {
+    const modelsDir = tmp('parley-models-');
+    const onnx = Buffer.from('not really a model');
+    files.set('/silero_vad.onnx', onnx);
+    // The catalogue's upstream URL, answered by the loopback server.
+    const fetchImpl = ((url: string | URL, init?: RequestInit) => fetch(`${base}/${path.posix.basename(new URL(String(url)).pathname)}`, init)) as typeof fetch;
+    let out = '';
+    const stream = new Writable({ write: (chunk, _e, done) => ((out += String(chunk)), done()) });
+    const code = await runModelsCommand(['pull', '--verify-only', 'silero-vad'], { modelsDir, dataDir: tmp('parley-data-'), espeakDataDir: '', out: stream, err: stream, fetchImpl });
+    assert.equal(code, 0, out);
+    assert.match(out, new RegExp(`silero-vad: not pinned .*received ${onnx.length} bytes, sha256 ${createHash('sha256').update(onnx).digest('hex')}`));
+    assert.deepEqual(readdirSync(modelsDir), []);
+  });
+});
