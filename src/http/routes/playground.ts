@@ -17,12 +17,14 @@ export function webRoot(): string {
 }
 
 /**
- * The page keeps a key in local storage, so it allows nothing but its own files and API: no
- * inline script, no other origin, no framing.
+ * The page keeps a key in local storage, so it allows nothing but its own files and API (and the
+ * audio it makes itself): no inline script or style, no other origin, no framing.
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "img-src 'self' data:",
+  // Audio made or recorded in the page plays from blob: URLs (the player, the downloads).
+  "media-src 'self' blob:",
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
