@@ -4,7 +4,7 @@ import { $, json, rememberKey, session } from './lib.js';
 import { fillModels, loadVoices } from './speech.js';
 import { showTranscriptionOptions } from './transcription.js';
 import { loadClones, loadDictionaries } from './voices.js';
-import { loadPacks } from './packs.js';
+import { loadPacks, onPacksChanged } from './packs.js';
 
 function setKeyStatus(text, isError = false) {
   $('key-status').textContent = text;
@@ -26,6 +26,14 @@ async function loadAll() {
     setKeyStatus(error.status === 401 ? 'This key is not valid.' : `Could not reach Parley: ${error.message}`, true);
   }
 }
+
+// After an install, removal or reload: the models, voices and options of what is loaded now.
+onPacksChanged(async () => {
+  session.models = (await json('/v1/models')).data;
+  fillModels();
+  showTranscriptionOptions();
+  await loadVoices();
+});
 
 $('key').value = session.key;
 $('key-form').addEventListener('submit', async (event) => {

@@ -10,6 +10,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -17,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, sharedModel } from '../../helpers/models.js';
 import { skipWhenMissing } from '../../helpers/skip.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -27,6 +29,16 @@ const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_
 /** Where screenshots go: the temp dir, or docs/ for `npm run docs:playground`. */
 const SCREENSHOTS = process.env.PARLEY_TEST_SCREENSHOTS ?? tmpdir();
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
+/** A catalogue pack with no size or checksum recorded, so a hand-made archive installs under its id. */
+const INSTALLED_PACK = 'vits-piper-en_US-amy-low';
+
+/** A .tar.bz2 of the fixture Piper pack in one folder named like the catalogue pack, as upstream archives are. */
+function packArchive(): Buffer {
+  const work = mkdtempSync(path.join(tmpdir(), 'parley-playground-archive-'));
+  cpSync(sharedModel('fake-piper-tones-en_US-16k'), path.join(work, INSTALLED_PACK), { recursive: true });
+  execFileSync('tar', ['-cjf', path.join(work, 'pack.tar.bz2'), '-C', work, INSTALLED_PACK]);
+  return readFileSync(path.join(work, 'pack.tar.bz2'));
+}
 const AXE_SOURCE = existsSync(createRequire(import.meta.url).resolve('axe-core')) ? readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 /** Violations of impact serious or critical that axe-core finds in the page as it is now. */
@@ -65,9 +77,12 @@ describe('playground', { skip: NEEDS }, () => {
   const problems: string[] = [];
 
   before(async () => {
-    // Serves the corpus recording for the URL input, on loopback (allowed below as a private host).
+    // Serves, on loopback, the corpus recording for the URL input (loopback allowed below as a
+    // private host) and the pack archive that installs download (packFetch sends them here).
+    const archive = packArchive();
     files = createServer((req, res) => {
       if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
+      else if (req.url === `/${INSTALLED_PACK}.tar.bz2`) res.writeHead(200, { 'content-length': archive.length }).end(archive);
       else res.writeHead(404).end('not here');
     });
     await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
@@ -79,6 +94,7 @@ describe('playground', { skip: NEEDS }, () => {
         allowedPrivateHosts: ['127.0.0.1'],
         logLevel: 'warn',
       },
+      packFetch: (url, init) => fetch(`${filesUrl}/${path.basename(new URL(String(url)).pathname)}`, init),
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -331,6 +347,30 @@ describe('playground', { skip: NEEDS }, () => {
     await page.getByRole('button', { name: 'Reload packs' }).click();
     assert.match(await settled(page, 'admin-status'), /^Reloaded: 3 loaded/);
     await page.locator('#packs-section').screenshot({ path: path.join(SCREENSHOTS, 'playground-packs.png') });
+    assert.deepEqual(problems, []);
+  });
+
+  it('an admin installs a pack with its download shown, verifies it and removes it; a failed install says why', async () => {
+    await page.getByRole('button', { name: `Install ${INSTALLED_PACK}` }).click();
+    assert.match(await settled(page, 'admin-status', 60_000), new RegExp(`^Installed ${INSTALLED_PACK} \\(\\d+ kB\\) and loaded it`));
+    const bar = await page.$eval('#install-progress', (p) => ({ value: (p as HTMLProgressElement).value, max: (p as HTMLProgressElement).max, hidden: (p as HTMLElement).hidden }));
+    assert.ok(!bar.hidden && bar.max > 1000 && bar.value === bar.max, JSON.stringify(bar));
+    assert.match((await page.locator('#packs tbody tr', { hasText: INSTALLED_PACK }).textContent()) ?? '', /loaded/);
+    // The new pack is offered to Speech at once.
+    assert.ok((await page.$$eval('#model option', (o) => o.map((x) => (x as HTMLOptionElement).value))).includes(INSTALLED_PACK));
+
+    await page.getByRole('button', { name: `Verify ${INSTALLED_PACK}` }).click();
+    assert.equal(await settled(page, 'admin-status', 60_000), `${INSTALLED_PACK} loads and works.`);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: `Remove ${INSTALLED_PACK}` }).click();
+    assert.equal(await settled(page, 'admin-status'), `Removed ${INSTALLED_PACK}.`);
+    assert.match((await page.locator('#packs tbody tr', { hasText: INSTALLED_PACK }).textContent()) ?? '', /available/);
+
+    // The archive of this one is not on the (loopback) download server: a 404, said in red.
+    await page.getByRole('button', { name: 'Install vits-piper-en_US-ryan-medium' }).click();
+    assert.match(await settled(page, 'admin-status'), /^vits-piper-en_US-ryan-medium was not installed: .*404/);
+    assert.equal(await statusOf(page, 'admin-status'), 'failed');
+    assert.equal(await page.locator('#install-progress').isVisible(), false);
     assert.deepEqual(problems, []);
   });
 
