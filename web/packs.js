@@ -29,6 +29,8 @@ export async function loadPacks() {
     () => false,
   );
   $('admin-tools').hidden = !session.isAdmin;
+  $('inference-box').hidden = !session.isAdmin;
+  if (session.isAdmin) await loadInference();
   $('packs-actions').hidden = !session.isAdmin;
   const { installed, available } = session.packs;
   const row = (p, stateText, actions) => {
@@ -124,4 +126,20 @@ async function remove(id) {
   }
 }
 
+/** The supervised inference processes, from /readyz's detail (given to a caller with a key). */
+async function loadInference() {
+  const response = await fetch('/readyz', { headers: { authorization: `Bearer ${session.key}` } });
+  const processes = (await response.json()).inference?.detail?.processes ?? [];
+  $('inference').tBodies[0].replaceChildren(
+    ...processes.map((p) => {
+      const stateText = `${p.state}${p.pid ? ` (pid ${p.pid})` : ''}${p.lastExit ? `; last exit ${p.lastExit.reason}` : ''}`;
+      const tasks = `${p.tasks.running} running, ${p.tasks.waiting} waiting, ${p.tasks.completed} done, ${p.tasks.failed} failed`;
+      const cells = [p.name, stateText, p.models.join(', ') || '–', tasks, String(p.restarts), p.rssMb === null ? '–' : `${Math.round(p.rssMb)} MB`];
+      return el('tr', {}, ...cells.map((text) => el('td', { textContent: text })));
+    }),
+  );
+  $('inference-none').hidden = processes.length > 0;
+}
+
 $('reload').addEventListener('click', reload);
+$('inference-refresh').addEventListener('click', () => loadInference().catch((error) => state.fail(error)));

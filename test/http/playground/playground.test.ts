@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -343,10 +343,28 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
-  it('an admin reloads the packs', async () => {
+  it('an admin sees the inference processes, and reloads packs dropped into the models dir: Speakers becomes available', async () => {
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.waitForFunction(() => /ready/.test(document.querySelector('#inference tbody')!.textContent ?? ''));
+    const processes = await page.$$eval('#inference tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
+    assert.ok(processes.some((r) => /ready \(pid \d+\)/.test(r)), processes.join(' | '));
+    for (const pack of ['fake-pyannote-segmentation-energy', 'handmade-fbank-stats-speaker-embedding']) symlinkSync(sharedModel(pack), path.join(s.config.modelsDir, pack), 'dir');
     await page.getByRole('button', { name: 'Reload packs' }).click();
-    assert.match(await settled(page, 'admin-status'), /^Reloaded: 3 loaded/);
+    assert.match(await settled(page, 'admin-status'), /^Reloaded: 5 loaded, 2 started/);
+    assert.equal(await page.getByLabel('Speakers').isDisabled(), false);
+    assert.equal(await page.locator('#diarize-reason').isVisible(), false);
     await page.locator('#packs-section').screenshot({ path: path.join(SCREENSHOTS, 'playground-packs.png') });
+    assert.deepEqual(problems, []);
+  });
+
+  it('labels speakers: each speaker its colour, its share of the talk in the chart', async () => {
+    await page.getByLabel('Speakers').check();
+    await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
+    assert.match(await settled(page, 'stt-status', 120_000), /^Transcribed 11\.0 s/);
+    const classes = await page.$$eval('#transcript button.word', (words) => words.map((w) => w.className));
+    assert.ok(classes.length > 0 && classes.every((c) => /speaker-\d/.test(c)), classes.slice(0, 5).join(' | '));
+    assert.match((await page.locator('#chart').textContent()) ?? '', /Talk time: speaker_0/);
+    await page.getByLabel('Speakers').uncheck();
     assert.deepEqual(problems, []);
   });
 
