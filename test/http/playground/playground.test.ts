@@ -10,8 +10,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -20,6 +19,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, sharedModel } from '../../helpers/models.js';
+import { fetchFrom, packArchive } from '../../helpers/pack-archive.js';
 import { skipWhenMissing } from '../../helpers/skip.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -32,13 +32,6 @@ const SPOKEN = 'en/jfk-inaugural-1961.wav';
 /** A catalogue pack with no size or checksum recorded, so a hand-made archive installs under its id. */
 const INSTALLED_PACK = 'vits-piper-en_US-amy-low';
 
-/** A .tar.bz2 of the fixture Piper pack in one folder named like the catalogue pack, as upstream archives are. */
-function packArchive(): Buffer {
-  const work = mkdtempSync(path.join(tmpdir(), 'parley-playground-archive-'));
-  cpSync(sharedModel('fake-piper-tones-en_US-16k'), path.join(work, INSTALLED_PACK), { recursive: true });
-  execFileSync('tar', ['-cjf', path.join(work, 'pack.tar.bz2'), '-C', work, INSTALLED_PACK]);
-  return readFileSync(path.join(work, 'pack.tar.bz2'));
-}
 const AXE_SOURCE = existsSync(createRequire(import.meta.url).resolve('axe-core')) ? readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 
 /** Violations of impact serious or critical that axe-core finds in the page as it is now. */
@@ -79,7 +72,7 @@ describe('playground', { skip: NEEDS }, () => {
   before(async () => {
     // Serves, on loopback, the corpus recording for the URL input (loopback allowed below as a
     // private host) and the pack archive that installs download (packFetch sends them here).
-    const archive = packArchive();
+    const archive = packArchive(INSTALLED_PACK);
     files = createServer((req, res) => {
       if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
       else if (req.url === `/${INSTALLED_PACK}.tar.bz2`) res.writeHead(200, { 'content-length': archive.length }).end(archive);
@@ -94,7 +87,7 @@ describe('playground', { skip: NEEDS }, () => {
         allowedPrivateHosts: ['127.0.0.1'],
         logLevel: 'warn',
       },
-      packFetch: (url, init) => fetch(`${filesUrl}/${path.basename(new URL(String(url)).pathname)}`, init),
+      packFetch: fetchFrom(filesUrl),
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
