@@ -74,6 +74,8 @@ export class RequestState {
   }
 
   begin(text) {
+    // Counted, so a watcher (the browser test) can tell this request's outcome from the previous one's.
+    this.status.dataset.runs = String(Number(this.status.dataset.runs ?? 0) + 1);
     this.clear();
     this.show('working', text);
   }
@@ -203,7 +205,7 @@ export class Player {
     const columns = peaks.length / 2;
     const step = width / columns;
     for (let c = 0; c < columns; c++) {
-      g.fillStyle = c / columns < played ? styles.getPropertyValue('--accent') : styles.getPropertyValue('--muted');
+      g.fillStyle = c / columns < played ? styles.getPropertyValue('--wave-played') : styles.getPropertyValue('--wave-rest');
       const top = ((1 - peaks[c * 2 + 1]) / 2) * height;
       const bottom = ((1 - peaks[c * 2]) / 2) * height;
       g.fillRect(c * step, top, Math.max(1, step - 0.5), Math.max(1, bottom - top));

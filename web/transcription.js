@@ -78,7 +78,7 @@ async function transcribeFile(file) {
     const body = await (await api('/v1/audio/transcriptions', { method: 'POST', body: form })).json();
     show({ text: body.text, language: body.language, duration: body.duration, words: body.words ?? [], ...(body.parley ?? {}) }, file.name);
     await player.load(file);
-    state.done(`Transcribed ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
+    state.done(`Transcribed ${file.name}: ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
   } catch (error) {
     state.fail(error);
   }
@@ -91,7 +91,7 @@ async function transcribeUrl(url) {
   try {
     const body = await (await postJson(`/api/v1/stt/get_text?${query}`, { url })).json();
     show({ text: body.transcription, language: body.language, duration: body.duration, words: body.words ?? [], age: body.age, gender: body.gender, emotions: body.emotions, speakers: body.speakers, analyzers: body.metadata?.analyzers }, url.split('/').pop() || 'audio');
-    state.done(`Transcribed ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
+    state.done(`Transcribed ${url}: ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
   } catch (error) {
     state.fail(error);
   }
@@ -283,7 +283,12 @@ drop.addEventListener('drop', (event) => {
   drop.classList.remove('over');
   transcribeFile(event.dataTransfer.files[0]);
 });
-$('audio-file').addEventListener('change', () => transcribeFile($('audio-file').files[0]));
+$('audio-file').addEventListener('change', () => {
+  const file = $('audio-file').files[0];
+  // Emptied, so choosing the same file again (other options) transcribes it again.
+  $('audio-file').value = '';
+  transcribeFile(file);
+});
 $('url-form').addEventListener('submit', (event) => {
   event.preventDefault();
   transcribeUrl($('audio-url').value.trim());
