@@ -20,6 +20,8 @@ async function loadAll() {
     session.packs = packs;
     setKeyStatus(`Key accepted: ${data.length} models.`);
     fillModels();
+    // What needs a key waits for one; transcription's controls also wait for a recogniser (showTranscriptionOptions).
+    for (const id of ['clone-record', 'clone', 'dict-save', 'dict-try']) $(id).disabled = false;
     showTranscriptionOptions();
     await Promise.all([loadVoices(), loadPacks(), loadDictionaries(), loadClones()]);
   } catch (error) {

@@ -149,7 +149,7 @@ describe('playground', { skip: NEEDS }, () => {
         .map((el) => el.id || el.outerHTML),
     );
     assert.deepEqual(unlabelled, []);
-    assert.equal(await page.locator('#speak').isDisabled(), true, 'Speak waits for a key');
+    for (const id of ['speak', 'audio-file', 'live-start', 'clone']) assert.equal(await page.locator(`#${id}`).isDisabled(), true, `#${id} waits for a key`);
   });
 
   it('with a key: voices with tags, packs, options a missing pack needs disabled and explained', async () => {
@@ -301,7 +301,7 @@ describe('playground', { skip: NEEDS }, () => {
       .catch(async (error: Error) => {
         throw new Error(`${error.message}; status: ${await page.locator('#live-status').textContent()}; finals: ${await page.locator('#live-finals').textContent()}; partial: ${await page.locator('#live-partial').textContent()}; sent ${await page.locator('#live-sent').textContent()}, ${await page.locator('#live-received').textContent()} results`);
       });
-    await page.getByRole('button', { name: 'Stop', exact: true }).and(page.locator('#live-stop')).click();
+    await page.getByRole('button', { name: 'Stop listening' }).click();
     assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
     assert.equal(await page.locator('#live-stop').isDisabled(), true);
     assert.equal(await page.locator('#live-start').isDisabled(), false);
@@ -415,6 +415,9 @@ describe('playground', { skip: NEEDS }, () => {
     const cut = await phone.evaluate(() => [...document.querySelectorAll('#packs td')].filter((td) => td.getBoundingClientRect().right > window.innerWidth + 1).length);
     assert.equal(cut, 0);
     assert.equal(await phone.locator('#packs tbody td').first().getAttribute('data-label'), 'Pack');
+    assert.deepEqual(await accessibilityProblems(phone), []);
+    // The dark scheme's colours pass too.
+    await phone.emulateMedia({ colorScheme: 'dark' });
     assert.deepEqual(await accessibilityProblems(phone), []);
     await phone.close();
     assert.deepEqual(problems, []);
