@@ -13,7 +13,7 @@ export function rememberKey(key) {
 }
 
 /** The message of an error body, whatever the route family's shape. */
-function messageOf(body, fallback) {
+export function messageOf(body, fallback) {
   if (!body || typeof body !== 'object') return fallback;
   if (typeof body.error === 'object' && body.error?.message) return body.error.message;
   return body.message ?? body.detail ?? (typeof body.error === 'string' ? body.error : fallback);
@@ -31,6 +31,24 @@ export async function api(path, init = {}) {
     throw error;
   }
   return response;
+}
+
+/** Calls onEvent(event, data) for each Server-Sent Event of a response body (data: its lines joined), until the body ends. */
+export async function readEvents(response, onEvent) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    buffered += value ?? '';
+    let end;
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
+      const lines = buffered.slice(0, end).split('\n');
+      buffered = buffered.slice(end + 2);
+      const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+      onEvent(event, lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'));
+    }
+    if (done) return;
+  }
 }
 
 export const json = async (path, init) => (await api(path, init)).json();

@@ -1,7 +1,7 @@
 // Model packs: installed ones with their state and the catalogue's others. An admin key (the
 // admin routes answer it) also gets the pack tools: install (with its download's progress),
 // verify, remove and reload.
-import { $, api, el, json, RequestState, session } from './lib.js';
+import { $, api, el, json, readEvents, RequestState, session } from './lib.js';
 
 const state = new RequestState('admin-status', {
   start: ['reload'],
@@ -70,28 +70,17 @@ async function install(id) {
   bar.removeAttribute('value');
   try {
     const response = await api(`/api/v1/admin/models/${encodeURIComponent(id)}/install`, { method: 'POST' });
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = '';
     let outcome;
-    for (;;) {
-      const { done, value } = await reader.read();
-      buffered += value ?? '';
-      let end;
-      while ((end = buffered.indexOf('\n\n')) >= 0) {
-        const lines = buffered.slice(0, end).split('\n');
-        buffered = buffered.slice(end + 2);
-        const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
-        const data = JSON.parse(lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('\n') || '{}');
-        if (event === 'progress') {
-          if (data.total) {
-            bar.max = data.total;
-            bar.value = data.received;
-          }
-          state.show('working', `Installing ${id}: ${size(data.received)}${data.total ? ` of ${size(data.total)}` : ''} downloaded…`);
-        } else if (event === 'installed' || event === 'error') outcome = { event, data };
-      }
-      if (done) break;
-    }
+    await readEvents(response, (event, text) => {
+      const data = JSON.parse(text || '{}');
+      if (event === 'progress') {
+        if (data.total) {
+          bar.max = data.total;
+          bar.value = data.received;
+        }
+        state.show('working', `Installing ${id}: ${size(data.received)}${data.total ? ` of ${size(data.total)}` : ''} downloaded…`);
+      } else if (event === 'installed' || event === 'error') outcome = { event, data };
+    });
     if (!outcome) throw new Error('The server closed the install before it finished.');
     if (outcome.event === 'error') throw new Error(`${id} was not installed: ${outcome.data.message}`);
     await afterChange();

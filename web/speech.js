@@ -1,7 +1,7 @@
 // Speech: every generation and loaded pack, their voices and options; playback as the audio
 // streams (Web Audio) and afterwards (an <audio> element with a waveform); download in the chosen
 // format; a voice preview; two voices side by side.
-import { $, api, el, explainDisabled, fillSelect, int16ToFloat, json, Player, RequestState, saveBlob, session, wavBlob } from './lib.js';
+import { $, api, el, explainDisabled, fillSelect, int16ToFloat, json, messageOf, Player, readEvents, RequestState, saveBlob, session, wavBlob } from './lib.js';
 
 const PACK_RATE = 24000; // /v1/audio/speech's pcm: 24 kHz s16le mono, as OpenAI documents it
 const MIN_CHUNK_SECONDS = 0.1; // smaller pieces are gathered first, so playback does not stutter
@@ -131,31 +131,18 @@ async function streamPcm(r, onBytes, signal) {
     }
   }
   const response = await api(`/api/v1/${r.model}/stream`, { method: 'POST', headers, body: JSON.stringify(speechCall(r, 'pcm')), signal });
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    buffered += value ?? '';
-    let end;
-    while ((end = buffered.indexOf('\n\n')) >= 0) {
-      const lines = buffered.slice(0, end).split('\n');
-      buffered = buffered.slice(end + 2);
-      const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
-      const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
-      if (event === 'chunk') {
-        const b64 = data.startsWith('{') ? JSON.parse(data).audio : data;
-        onBytes(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-      } else if (event === 'error') {
-        let message = data;
-        try {
-          const body = JSON.parse(data);
-          message = body.message ?? body.error?.message ?? data;
-        } catch {}
-        throw new Error(message);
-      }
+  await readEvents(response, (event, data) => {
+    if (event === 'chunk') {
+      const b64 = data.startsWith('{') ? JSON.parse(data).audio : data;
+      onBytes(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+    } else if (event === 'error') {
+      let body;
+      try {
+        body = JSON.parse(data);
+      } catch {}
+      throw new Error(messageOf(body, data));
     }
-    if (done) return;
-  }
+  });
 }
 
 /** Gathers bytes into whole 16-bit samples of at least `minBytes`, then hands them on. */
