@@ -261,6 +261,8 @@ describe('playground', { skip: NEEDS }, () => {
     await country.click();
     const at = await page.$eval('#stt-audio', (a) => (a as HTMLAudioElement).currentTime);
     assert.ok(at >= start - 0.01 && at < start + 1, `audio at ${at} s, the word at ${start} s`);
+    // The word being spoken is marked as the audio plays.
+    await page.waitForFunction(() => /country/i.test(document.querySelector('#transcript button[aria-current=true]')?.textContent ?? ''));
     await page.$eval('#stt-audio', (a) => (a as HTMLAudioElement).pause());
 
     const srt = (await downloaded(page, () => page.getByRole('button', { name: 'Export SRT' }).click())).bytes.toString('utf8');
@@ -292,12 +294,19 @@ describe('playground', { skip: NEEDS }, () => {
   });
 
   it('transcribes the microphone live over the WebSocket: partials in place, finals appended', async () => {
+    // Every text the partial line shows, in order, to see it grow in place.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { partials: string[] }).partials = seen;
+      const partial = document.getElementById('live-partial')!;
+      new MutationObserver(() => seen.push(partial.textContent ?? '')).observe(partial, { childList: true, characterData: true, subtree: true });
+    });
     await page.getByRole('button', { name: 'Start live transcription' }).click();
     await page.waitForFunction(() => document.getElementById('live-status')!.textContent?.startsWith('Listening'), undefined, { timeout: 20_000 });
     assert.equal(await page.locator('#live-start').isDisabled(), true);
-    // The fake microphone plays the 11 s corpus recording: its first sentence ends as a final.
+    // The fake microphone plays the corpus recording: "And so, my fellow Americans" ends as the first final.
     await page
-      .waitForFunction(() => /country/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 })
+      .waitForFunction(() => /fellow|american/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 })
       .catch(async (error: Error) => {
         throw new Error(`${error.message}; status: ${await page.locator('#live-status').textContent()}; finals: ${await page.locator('#live-finals').textContent()}; partial: ${await page.locator('#live-partial').textContent()}; sent ${await page.locator('#live-sent').textContent()}, ${await page.locator('#live-received').textContent()} results`);
       });
@@ -305,6 +314,13 @@ describe('playground', { skip: NEEDS }, () => {
     assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
     assert.equal(await page.locator('#live-stop').isDisabled(), true);
     assert.equal(await page.locator('#live-start').isDisabled(), false);
+    const finals = await page.$$eval('#live-finals p', (ps) => ps.map((p) => p.textContent ?? ''));
+    assert.ok(finals.length >= 1 && finals.every((f) => f.trim().length > 0), finals.join(' | '));
+    // Partials replaced one another on one line, each a longer take of the utterance, and the line emptied at each final.
+    const partials = (await page.evaluate(() => (window as unknown as { partials: string[] }).partials)).filter(Boolean);
+    assert.ok(partials.length >= 2, partials.join(' | '));
+    assert.ok(partials.some((p, i) => i > 0 && p.length > partials[i - 1]!.length), partials.join(' | '));
+    assert.equal(await page.locator('#live-partial').textContent(), '');
     assert.deepEqual(problems, []);
   });
 
