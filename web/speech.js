@@ -10,6 +10,7 @@ const GENERATION_FORMATS = ['wav', 'mp3', 'mulaw', 'pcm'];
 const PACK_FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'];
 const EXTENSIONS = { mulaw: 'ulaw', pcm: 'pcm' };
 const PREVIEW_TEXT = 'Hello! This is how I sound.';
+const WAVE_REDRAW_MS = 500;
 
 const player = new Player('speech-audio', 'speech-wave');
 const players = [new Player('compare-audio-a', 'compare-wave-a'), new Player('compare-audio-b', 'compare-wave-b')];
@@ -54,7 +55,7 @@ function showOptions() {
   fillSelect($('format'), formats.map((f) => [f, f]));
   const packReason = generation ? undefined : 'A pack speaks through /v1/audio/speech, which takes no language, rate or dictionary: choose a generation (tts-v2, tts-v3.1) for these.';
   explainDisabled($('language'), 'speech-options-reason', packReason);
-  $('rate').disabled = !generation;
+  explainDisabled($('rate'), 'speech-options-reason', packReason);
   for (const box of document.querySelectorAll('#dicts input')) box.disabled = !generation;
 }
 
@@ -182,6 +183,7 @@ async function speak(text) {
   const pieces = [];
   let playAt = 0;
   let received = 0;
+  let drawnAt = 0;
   const play = (bytes) => {
     if (run !== runs) return;
     const samples = int16ToFloat(bytes);
@@ -208,7 +210,11 @@ async function speak(text) {
     received += samples.length;
     $('audio-seconds').textContent = `${(received / r.rate).toFixed(2)} s`;
     $('audio-seconds').dataset.seconds = String(received / r.rate);
-    player.setSamples(int16ToFloat(joinBytes(pieces)));
+    // The waveform while it streams, redrawn at most every WAVE_REDRAW_MS: each redraw reads all the audio so far.
+    if (performance.now() - drawnAt > WAVE_REDRAW_MS) {
+      drawnAt = performance.now();
+      player.setSamples(int16ToFloat(joinBytes(pieces)));
+    }
   };
   const align = sampleAligner(MIN_CHUNK_SECONDS * r.rate * 2, play);
   try {
