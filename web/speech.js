@@ -56,6 +56,11 @@ function showOptions() {
   const packReason = generation ? undefined : 'A pack speaks through /v1/audio/speech, which takes no language, rate or dictionary: choose a generation (tts-v2, tts-v3.1) for these.';
   explainDisabled($('language'), 'speech-options-reason', packReason);
   explainDisabled($('rate'), 'speech-options-reason', packReason);
+  // The generations take 0.5-2; /v1/audio/speech takes OpenAI's 0.25-4 (beyond the engine's range, time-stretched).
+  const [min, max] = generation ? [0.5, 2] : [0.25, 4];
+  Object.assign($('speed'), { min, max });
+  $('speed').value = String(Math.min(max, Math.max(min, Number($('speed').value))));
+  $('speed-value').value = Number($('speed').value).toFixed(2);
   for (const box of document.querySelectorAll('#dicts input')) box.disabled = !generation;
 }
 
@@ -299,7 +304,7 @@ $('model').addEventListener('change', () => {
   loadVoices().catch((e) => state.fail(e));
 });
 $('voice').addEventListener('change', showVoiceTags);
-$('speed').addEventListener('input', () => ($('speed-value').value = Number($('speed').value).toFixed(1)));
+$('speed').addEventListener('input', () => ($('speed-value').value = Number($('speed').value).toFixed(2)));
 $('stop').addEventListener('click', () => {
   stopSpeaking();
   state.idle('Stopped.');

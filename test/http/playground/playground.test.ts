@@ -212,6 +212,28 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('a pack speaks through /v1/audio/speech at 24 kHz, with OpenAI speeds beyond the engines\' range', async () => {
+    await page.locator('#model').selectOption('fake-piper-tones-en_US-16k');
+    await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).value.startsWith('fake-piper'));
+    assert.equal(await page.locator('#speed').getAttribute('max'), '4');
+    await page.locator('#speed').fill('3');
+    assert.equal(await page.locator('#speed-value').textContent(), '3.00');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    assert.match(await settled(page, 'speech-status'), /^Done/);
+    const seconds = Number(await page.locator('#audio-seconds').getAttribute('data-seconds'));
+    assert.ok(Math.abs((await audioDuration(page, 'speech-audio')) - seconds) < 0.01);
+    await page.locator('#format').selectOption('wav');
+    const wav = await downloaded(page, () => page.getByRole('button', { name: 'Download' }).click());
+    assert.equal(wav.bytes.readUInt32LE(24), 24000);
+    assert.equal(wav.bytes.length, 44 + Math.round(seconds * 24000) * 2);
+    await page.locator('#model').selectOption('tts-v2');
+    await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 1);
+    assert.equal(await page.locator('#speed-value').textContent(), '2.00', 'brought into the generation\'s range');
+    await page.locator('#speed').fill('1');
+    await page.locator('#voice').selectOption('espeak-en-us-female');
+    assert.deepEqual(problems, []);
+  });
+
   it('a failed request clears the previous result and says why in red', async () => {
     await page.locator('#text').fill('   ');
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
