@@ -21,6 +21,7 @@ import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
 import { startWyoming, type WyomingServer } from './http/wyoming/server.js';
 import { listCatalogue } from './models/catalogue.js';
+import { PackAdmin } from './models/pack-admin.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
 import { Releasers, runReadinessChecks, type BackgroundTask, type ReadinessChecks } from './lifecycle.js';
@@ -44,6 +45,8 @@ export interface ServerOptions {
   jobs?: { log?: JobLogger; clock?: () => number; random?: () => number };
   /** Routes added to a family besides the built-in ones (a test's own endpoints). */
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
+  /** The fetch pack installs download with (tests: one serving the catalogue's URLs from loopback). */
+  packFetch?: typeof fetch;
 }
 
 export interface Server {
@@ -146,7 +149,18 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         rateLimitStore,
         readiness: () => runReadinessChecks(readiness),
         synthesis,
-        models: engines && { report: () => engines.models.report(), reload: () => engines.models.reload() },
+        models: engines && {
+          report: () => engines.models.report(),
+          reload: () => engines.models.reload(),
+          packs: new PackAdmin({
+            modelsDir: config.modelsDir,
+            dataDir: config.dataDir,
+            espeakDataDir: config.synthesis.espeakDataDir,
+            catalogue: listCatalogue,
+            ...(options.packFetch ? { fetchImpl: options.packFetch } : {}),
+          }),
+          writeStallTimeoutMs: config.http.writeStallTimeoutMs,
+        },
         transcription: transcribe && { transcribe, fetchUrl: buildUrlFetcher(config) },
         cloning,
         sockets,

@@ -19,7 +19,6 @@ import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cac
 import type { JobService } from '../jobs/job-service.js';
 import { parseWebhookExtra } from '../jobs/webhook-extra.js';
 import type { ReadinessReport } from '../lifecycle.js';
-import type { ModelsReport } from '../models/installed-models.js';
 import type { SynthesisService } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 import type { VoiceCloningService } from '../synthesis/voice-cloning.js';
@@ -45,7 +44,7 @@ import { realtimeTranscriptionRoutes } from './routes/realtime-transcription.js'
 import { voiceCloningRoutes } from './routes/voice-cloning.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
-import { modelRoutes } from './routes/models.js';
+import { modelRoutes, type ModelAdminDeps } from './routes/models.js';
 import { layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
@@ -74,7 +73,7 @@ export interface AppDeps {
   /** The synthesis routes (/tts-*). */
   synthesis?: SynthesisService;
   /** The model admin routes (/admin/models). */
-  models?: { report(): ModelsReport; reload(): Promise<ModelsReport> };
+  models?: ModelAdminDeps;
   /** POST /stt/get_text. */
   transcription?: { transcribe: Transcribe; fetchUrl: TranscriptionRouteOptions['fetchUrl'] };
   /** GET /stt/jobs/:request_id, and webhook_url on get_text. */

@@ -1,12 +1,12 @@
 /**
  * `parley models list | pull <id…> | pull --recommended | rm <id> | verify | --help`.
  */
-import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
-import { rm, unlink } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { findCatalogueEntry, listCatalogue, recommendedPreset, type CatalogueEntry } from './catalogue.js';
 import { detectPack, scanModelPacks } from './detect.js';
 import { assertSafeId, checkAgainstPin, partialFile, pullPack } from './pull.js';
+import { removePack } from './pack-admin.js';
 import { verdictCacheDir, verifyPackVerdicts, type PackVerdict } from './verify.js';
 
 export interface ModelsCommandOptions {
@@ -226,19 +226,13 @@ async function remove(args: string[], opts: ModelsCommandOptions): Promise<numbe
     err.write(`parley models rm: ${(error as Error).message}\n`);
     return 2;
   }
-  const target = path.join(opts.modelsDir, id);
   let isLink = false;
   try {
-    isLink = lstatSync(target).isSymbolicLink();
-  } catch {
-    err.write(`parley models rm: ${id} is not installed in ${opts.modelsDir}\n`);
+    ({ linkOnly: isLink } = await removePack(opts.modelsDir, opts.dataDir, id));
+  } catch (error) {
+    err.write(`parley models rm: ${(error as Error).message}\n`);
     return 1;
   }
-  // A linked pack is someone else's folder: only the link goes.
-  if (isLink) await unlink(target);
-  else await rm(target, { recursive: true, force: true });
-  await unlink(partialFile(opts.modelsDir, id)).catch(() => undefined);
-  await unlink(path.join(verdictCacheDir(opts.dataDir), `${id}.json`)).catch(() => undefined);
   opts.out.write(`${id}: removed${isLink ? ' (link only)' : ''}\n`);
   return 0;
 }

@@ -13,6 +13,8 @@ const policy = (directives: string[]) => directives.join('; ');
 export const DEFAULT_PAGE_POLICY = policy([
   "default-src 'self'",
   "img-src 'self' data:",
+  // Audio made or recorded in the playground plays from blob: URLs (the player, the downloads).
+  "media-src 'self' blob:",
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",

@@ -1,0 +1,318 @@
+// Speech: every generation and loaded pack, their voices and options; playback as the audio
+// streams (Web Audio) and afterwards (an <audio> element with a waveform); download in the chosen
+// format; a voice preview; two voices side by side.
+import { $, api, el, explainDisabled, fillSelect, int16ToFloat, json, messageOf, Player, readEvents, RequestState, saveBlob, session, wavBlob } from './lib.js';
+
+const PACK_RATE = 24000; // /v1/audio/speech's pcm: 24 kHz s16le mono, as OpenAI documents it
+const MIN_CHUNK_SECONDS = 0.1; // smaller pieces are gathered first, so playback does not stutter
+const GENERATION_RATES = { 'tts-v3.1': [44100, 24000, 16000, 8000], default: [24000, 22050, 16000, 8000] };
+const GENERATION_FORMATS = ['wav', 'mp3', 'mulaw', 'pcm'];
+const PACK_FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'];
+const EXTENSIONS = { mulaw: 'ulaw', pcm: 'pcm' };
+const PREVIEW_TEXT = 'Hello! This is how I sound.';
+const WAVE_REDRAW_MS = 500;
+
+const player = new Player('speech-audio', 'speech-wave');
+const players = [new Player('compare-audio-a', 'compare-wave-a'), new Player('compare-audio-b', 'compare-wave-b')];
+let voices = [];
+let speaking; // { controller, context }
+let lastAudio; // { pieces, rate, request }
+let runs = 0; // the latest speak(): an older one, stopped by it, must not touch the view
+
+const state = new RequestState('speech-status', {
+  start: ['speak', 'preview'],
+  stop: ['stop'],
+  clear: () => {
+    $('ttfa').textContent = '–';
+    $('ttfa').dataset.ms = '';
+    $('audio-seconds').textContent = '–';
+    $('audio-seconds').dataset.seconds = '0';
+    $('audio-seconds').dataset.played = '0';
+    player.clear();
+    lastAudio = undefined;
+    $('download').disabled = true;
+  },
+});
+const compareState = new RequestState('compare-status', { start: ['compare'], clear: () => players.forEach((p) => p.clear()) });
+
+const modelInfo = () => session.models.find((m) => m.id === $('model').value);
+const isGeneration = () => modelInfo()?.parley.kind === 'generation';
+
+export function fillModels() {
+  const speech = session.models.filter((m) => m.parley?.task === 'speech' && m.parley.kind !== 'alias');
+  fillSelect($('model'), speech.map((m) => [m.id, m.parley.kind === 'generation' ? m.id : `${m.id} (pack)`]));
+  $('model').disabled = speech.length === 0;
+  showOptions();
+}
+
+/** The options the chosen model takes; the others disabled, with the reason beside them. */
+function showOptions() {
+  const model = modelInfo();
+  const generation = isGeneration();
+  fillSelect($('language'), [['auto', 'Automatic'], ...(model?.parley.languages ?? []).map((l) => [l, l])]);
+  fillSelect($('rate'), (generation ? (GENERATION_RATES[model.id] ?? GENERATION_RATES.default) : [PACK_RATE]).map((r) => [String(r), `${r} Hz`]));
+  const formats = !generation ? PACK_FORMATS : model.id === 'tts-large' ? ['wav', 'pcm'] : GENERATION_FORMATS;
+  fillSelect($('format'), formats.map((f) => [f, f]));
+  const packReason = generation ? undefined : 'A pack speaks through /v1/audio/speech, which takes no language, rate or dictionary: choose a generation (tts-v2, tts-v3.1) for these.';
+  explainDisabled($('language'), 'speech-options-reason', packReason);
+  explainDisabled($('rate'), 'speech-options-reason', packReason);
+  // The generations take 0.5-2; /v1/audio/speech takes OpenAI's 0.25-4 (beyond the engine's range, time-stretched).
+  const [min, max] = generation ? [0.5, 2] : [0.25, 4];
+  Object.assign($('speed'), { min, max });
+  $('speed').value = String(Math.min(max, Math.max(min, Number($('speed').value))));
+  $('speed-value').value = Number($('speed').value).toFixed(2);
+  for (const box of document.querySelectorAll('#dicts input')) box.disabled = !generation;
+}
+
+export async function loadVoices() {
+  const model = $('model').value;
+  if (!model) return;
+  ({ voices } = await json(`/v1/audio/voices?model=${encodeURIComponent(model)}`));
+  const entries = voices.map((v) => [v.id, v.aliases.length ? `${v.name} — ${v.aliases.join(', ')}` : v.name]);
+  for (const id of ['voice', 'voice-a', 'voice-b']) {
+    fillSelect($(id), entries);
+    $(id).disabled = voices.length === 0;
+  }
+  if (voices.length > 1 && $('voice-b').selectedIndex === 0) $('voice-b').selectedIndex = 1;
+  $('speak').disabled = $('preview').disabled = $('compare').disabled = voices.length === 0;
+  showVoiceTags();
+}
+
+export async function loadDictionaryChoices() {
+  const dicts = await json('/api/v1/pronunciation-dicts');
+  const chosen = new Set([...document.querySelectorAll('#dicts input:checked')].map((b) => b.value));
+  $('dicts').replaceChildren(
+    ...dicts.map((d) => {
+      const box = el('input', { type: 'checkbox', value: d.id, checked: chosen.has(d.id), disabled: !isGeneration() });
+      return el('label', {}, box, ` ${d.id} (${d.items.length} words)`);
+    }),
+  );
+  $('dicts-none').hidden = dicts.length > 0;
+}
+
+function showVoiceTags() {
+  const voice = voices.find((v) => v.id === $('voice').value);
+  const tags = voice ? [...voice.languages, voice.gender, voice.accent, voice.engine, `${voice.sample_rate} Hz`, ...voice.aliases.map((a) => `OpenAI: ${a}`)] : [];
+  $('voice-tags').replaceChildren(...tags.filter(Boolean).map((t) => el('li', { textContent: t })));
+}
+
+/** The request the form describes, for `voice` and `text`. */
+function requestOf(voice, text) {
+  const model = $('model').value;
+  const dicts = [...document.querySelectorAll('#dicts input:checked')].map((b) => b.value);
+  return {
+    model,
+    generation: isGeneration(),
+    voice,
+    text,
+    speed: Number($('speed').value),
+    language: $('language').value,
+    rate: isGeneration() ? Number($('rate').value) : PACK_RATE,
+    dicts,
+  };
+}
+
+function speechCall(r, format) {
+  if (r.generation) {
+    const body = { text: r.text, voice_id: r.voice, sample_rate: r.rate, speed: r.speed, language: r.language, output_format: format };
+    if (r.dicts.length) body.pronunciation_dicts = r.dicts;
+    return body;
+  }
+  return { model: r.model, voice: r.voice, input: r.text, speed: r.speed, response_format: format };
+}
+
+/**
+ * Streams 16-bit PCM of the request: a generation through /api/v1/<model>/stream (Server-Sent
+ * Events of base64 chunks), a pack through /v1/audio/speech (chunked bytes). Calls onBytes per piece.
+ */
+async function streamPcm(r, onBytes, signal) {
+  const headers = { 'content-type': 'application/json' };
+  if (!r.generation) {
+    const response = await api('/v1/audio/speech', { method: 'POST', headers, body: JSON.stringify(speechCall(r, 'pcm')), signal });
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (value) onBytes(value);
+      if (done) return;
+    }
+  }
+  const response = await api(`/api/v1/${r.model}/stream`, { method: 'POST', headers, body: JSON.stringify(speechCall(r, 'pcm')), signal });
+  await readEvents(response, (event, data) => {
+    if (event === 'chunk') {
+      const b64 = data.startsWith('{') ? JSON.parse(data).audio : data;
+      onBytes(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+    } else if (event === 'error') {
+      let body;
+      try {
+        body = JSON.parse(data);
+      } catch {}
+      throw new Error(messageOf(body, data));
+    }
+  });
+}
+
+/** Gathers bytes into whole 16-bit samples of at least `minBytes`, then hands them on. */
+function sampleAligner(minBytes, onPiece) {
+  let pending = new Uint8Array(0);
+  return (value, flush = false) => {
+    if (value) {
+      const joined = new Uint8Array(pending.length + value.length);
+      joined.set(pending);
+      joined.set(value, pending.length);
+      pending = joined;
+    }
+    const whole = pending.length - (pending.length % 2);
+    if (whole >= minBytes || (flush && whole > 0)) {
+      onPiece(pending.slice(0, whole));
+      pending = pending.slice(whole);
+    }
+  };
+}
+
+function stopSpeaking() {
+  speaking?.controller.abort();
+  speaking?.context.close();
+  speaking = undefined;
+}
+
+async function speak(text) {
+  stopSpeaking();
+  const run = ++runs;
+  const r = requestOf($('voice').value, text);
+  state.begin(`Synthesising with ${r.voice}…`);
+  const context = new AudioContext({ sampleRate: r.rate });
+  await context.resume();
+  const controller = new AbortController();
+  speaking = { controller, context };
+  const started = performance.now();
+  const pieces = [];
+  let playAt = 0;
+  let received = 0;
+  let drawnAt = 0;
+  const play = (bytes) => {
+    if (run !== runs) return;
+    const samples = int16ToFloat(bytes);
+    pieces.push(bytes);
+    const buffer = context.createBuffer(1, samples.length, r.rate);
+    buffer.copyToChannel(samples, 0);
+    const source = context.createBufferSource();
+    source.buffer = buffer;
+    source.connect(context.destination);
+    // Counted as each piece finishes sounding: proof the audio really played, not just arrived.
+    source.addEventListener('ended', () => {
+      const out = $('audio-seconds');
+      out.dataset.played = String(Number(out.dataset.played ?? 0) + buffer.duration);
+    });
+    const at = Math.max(playAt, context.currentTime + 0.02);
+    source.start(at);
+    if (playAt === 0) {
+      // Until the first sample sounds: the request, the first synthesis, and the scheduling margin.
+      const ms = Math.round(performance.now() - started + (at - context.currentTime) * 1000);
+      $('ttfa').textContent = `${ms} ms`;
+      $('ttfa').dataset.ms = String(ms);
+    }
+    playAt = at + buffer.duration;
+    received += samples.length;
+    $('audio-seconds').textContent = `${(received / r.rate).toFixed(2)} s`;
+    $('audio-seconds').dataset.seconds = String(received / r.rate);
+    // The waveform while it streams, redrawn at most every WAVE_REDRAW_MS: each redraw reads all the audio so far.
+    if (performance.now() - drawnAt > WAVE_REDRAW_MS) {
+      drawnAt = performance.now();
+      player.setSamples(int16ToFloat(joinBytes(pieces)));
+    }
+  };
+  const align = sampleAligner(MIN_CHUNK_SECONDS * r.rate * 2, play);
+  try {
+    await streamPcm(r, align, controller.signal);
+    align(undefined, true);
+    if (run !== runs) return;
+    if (received === 0) throw new Error('The server sent no audio.');
+    lastAudio = { pieces, rate: r.rate, request: r };
+    await player.load(wavBlob(pieces, r.rate), int16ToFloat(joinBytes(pieces)));
+    $('download').disabled = false;
+    state.done(`Done: ${(received / r.rate).toFixed(2)} s of audio.`);
+  } catch (error) {
+    if (run !== runs) return;
+    if (error.name === 'AbortError') state.idle('Stopped.');
+    else state.fail(error);
+  }
+}
+
+function joinBytes(pieces) {
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/** The heard audio for wav and pcm; other formats are encoded by the server, from the same request. */
+async function download() {
+  if (!lastAudio) return;
+  const format = $('format').value;
+  const { request: r } = lastAudio;
+  const name = `parley-${r.voice}.${EXTENSIONS[format] ?? format}`;
+  if (format === 'wav') return saveBlob(wavBlob(lastAudio.pieces, lastAudio.rate), name);
+  if (format === 'pcm') return saveBlob(new Blob(lastAudio.pieces, { type: 'application/octet-stream' }), name);
+  const path = r.generation ? `/api/v1/${r.model}/get_speech` : '/v1/audio/speech';
+  $('download').disabled = true;
+  try {
+    const response = await api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(speechCall(r, format)) });
+    saveBlob(await response.blob(), name);
+  } catch (error) {
+    state.fail(`The download failed: ${error.message}`);
+  } finally {
+    $('download').disabled = !lastAudio;
+  }
+}
+
+/** Whole audio of one voice, as a WAV blob and its samples. */
+async function synthesizeWhole(r, signal) {
+  const pieces = [];
+  await streamPcm(r, sampleAligner(2, (bytes) => pieces.push(bytes)), signal);
+  const bytes = joinBytes(pieces);
+  return { blob: wavBlob([bytes], r.rate), samples: int16ToFloat(bytes) };
+}
+
+async function compare() {
+  const text = $('text').value;
+  const pair = [$('voice-a').value, $('voice-b').value];
+  compareState.begin(`Synthesising ${pair.join(' and ')}…`);
+  try {
+    const results = await Promise.all(pair.map((voice) => synthesizeWhole(requestOf(voice, text))));
+    await Promise.all(results.map((result, i) => players[i].load(result.blob, result.samples)));
+    $('compare-label-a').textContent = pair[0];
+    $('compare-label-b').textContent = pair[1];
+    compareState.done(`Ready: ${pair[0]} and ${pair[1]}, the same text.`);
+  } catch (error) {
+    compareState.fail(error);
+  }
+}
+
+/** Speaks `text` with any voice of any generation (a cloned one, or to try a dictionary), into `target`. */
+export async function speakWith({ model, voice, text, dicts = [] }, target) {
+  const r = { model, generation: true, voice, text, speed: 1, language: 'auto', rate: 24000, dicts };
+  const result = await synthesizeWhole(r);
+  await target.load(result.blob, result.samples);
+  return result.samples.length / r.rate;
+}
+
+$('model').addEventListener('change', () => {
+  showOptions();
+  loadVoices().catch((e) => state.fail(e));
+});
+$('voice').addEventListener('change', showVoiceTags);
+$('speed').addEventListener('input', () => ($('speed-value').value = Number($('speed').value).toFixed(2)));
+$('stop').addEventListener('click', () => {
+  stopSpeaking();
+  state.idle('Stopped.');
+});
+$('speech-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  speak($('text').value);
+});
+$('preview').addEventListener('click', () => speak(PREVIEW_TEXT));
+$('download').addEventListener('click', download);
+$('compare').addEventListener('click', compare);
