@@ -71,7 +71,7 @@ export interface ModelPack {
   kind: PackKind;
   /**
    * Absolute paths by role: model, tokens, encoder, decoder, joiner, voices, lexicon, dataDir,
-   * labels, bpeVocab, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;
+   * labels, bpeVocab, bpeModel, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;
    * Pocket TTS: lmFlow, lmMain, textConditioner, vocabJson, tokenScoresJson.
    */
   files: Record<string, string>;
@@ -82,6 +82,11 @@ export interface ModelPack {
   metadata: Record<string, string>;
   /** Expected sha256 by file name relative to dir (from pack.json or the catalogue). */
   sha256?: Record<string, string>;
+  /**
+   * Whether the pack's model family can boost keywords (sherpa-onnx hotwords: a transducer with a
+   * BPE vocabulary); unset (a pack.json pack) = decided by the files it has.
+   */
+  hotwords?: boolean;
   /** Catalogue id when the pack came from `parley models pull`. */
   catalogueId?: string;
   /**
