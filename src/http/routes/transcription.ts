@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
-import { TranscriptionQuery } from '../schemas/transcription-query.js';
+import { TranscriptionQuery, transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 
 export interface TranscriptionRouteOptions {
   transcribe: Transcribe;
@@ -67,6 +67,8 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         const q = request.query;
         const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
         const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
+        // Checked before any audio is read or stored.
+        const requestedOptions = transcriptionOptionsFromQuery(q);
         const webhookUrl = q.webhook_url;
         if (q.webhook_extra !== undefined && webhookUrl === undefined) throw new InvalidRequestError('webhook_extra needs webhook_url');
         if (webhookUrl !== undefined) {
@@ -106,6 +108,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           genderDetection: flag(q.gender_detection),
           emotionDetection: flag(q.emotion_detection),
           filename,
+          ...requestedOptions,
         };
 
         if (webhookUrl !== undefined) {
