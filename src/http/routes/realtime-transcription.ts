@@ -15,6 +15,8 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
+import { applyToLiveTranscript, liveTranscriptionOptions, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
+import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
@@ -37,6 +39,8 @@ interface SocketSettings {
   vadEvents: boolean;
   eouSeconds: number;
   idleTimeoutMs: number;
+  /** keywords, numerals, format, redaction. */
+  options: LiveTranscriptionOptions;
 }
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
@@ -58,6 +62,7 @@ function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscri
     vadEvents: q.vad_events === 'true',
     eouSeconds: eouMs / 1000,
     idleTimeoutMs: idleTimeoutFromQuery(q.timeout, options.sockets.limits),
+    options: liveTranscriptionOptions(transcriptionOptionsFromQuery(q), q.language ?? 'en', eouMs / 1000),
   };
 }
 
@@ -84,7 +89,7 @@ class TranscriptionSocket {
   send(event: StreamingEvent): void {
     const message =
       event.type === 'transcription'
-        ? { ...event, status: 'success', session_id: this.session.request.id, language: this.settings.language }
+        ? { ...event, ...applyToLiveTranscript(event, this.settings.options), status: 'success', session_id: this.session.request.id, language: this.settings.language }
         : event;
     this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
   }
@@ -208,6 +213,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
               partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
               maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
               partialBudget,
+              ...(settings.options.hotwords ? { hotwords: settings.options.hotwords } : {}),
             },
             (event) => handler?.send(event),
           );

@@ -6,7 +6,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ModelGeneration } from '../../engines/types.js';
 import { MAX_REQUEST_ID_CHARS } from './common.js';
 import { speechRequestSchema, type SpeechBody } from './speech-request.js';
-import { TranscriptionQuery } from './transcription-query.js';
+import { TranscriptionQuery, transcriptionOptionsQuery } from './transcription-query.js';
 
 const token = Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'API key, for browsers that cannot send Authorization (less safe: URLs get logged)' }));
 const timeout = Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'must be a whole number of seconds' }));
@@ -42,5 +42,6 @@ export const TranscriptionSocketQuery = Type.Object({
   vad_events: flag('Send speech_started and speech_ended events'),
   eou_timeout_ms: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'must be a whole number of milliseconds between 100 and 10000' })),
   timeout: timeout,
+  ...transcriptionOptionsQuery,
 });
 export type TranscriptionSocketQueryValues = Static<typeof TranscriptionSocketQuery>;

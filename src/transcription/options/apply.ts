@@ -22,6 +22,8 @@ export interface TextOptions {
   redactPii: boolean;
   /** A pause this long ends a sentence for `format`. */
   pauseSeconds: number;
+  /** Live partials: when redacting, any digit run this long is redacted too (it may be an unfinished card number). */
+  redactDigitRunsFrom?: number;
 }
 
 /** The text options as a request gives them; unset means off. */
@@ -68,7 +70,7 @@ export function applyTextOptions<T extends TimedText>(words: readonly T[], optio
   if (redacting) {
     const spans = findEntities(
       normalised.map((t) => t.text),
-      { pci: options.redactPci, pii: options.redactPii },
+      { pci: options.redactPci, pii: options.redactPii, ...(options.redactDigitRunsFrom ? { digitRunsFrom: options.redactDigitRunsFrom } : {}) },
     ).map((s) => ({ ...s, from: normalised[s.from]!.from, to: normalised[s.to]!.to }));
     pieces = replaceSpans(pieces, spans, outcome.redactedEntities!);
   }

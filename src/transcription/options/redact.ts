@@ -19,6 +19,8 @@
  *   within a few words after "born", "birth", "birthday", "dob".
  * - ADDRESS: a house number, up to four words and a street word (street, avenue, road…), with an
  *   apartment or suite number after it.
+ * - NUMBER (live partials only): any other run of 4 or more digits, as it may be the start of one
+ *   of the above that the next partial completes.
  * Names need a named-entity pack; none is available, so PII redaction leaves names and says so.
  * Each detector sees only words no earlier one took; spans are over word indices, inclusive.
  */
@@ -33,7 +35,9 @@ export type EntityType =
   | 'NATIONALID'
   | 'PHONENUMBER'
   | 'DATEOFBIRTH'
-  | 'ADDRESS';
+  | 'ADDRESS'
+  /** A digit string of a live partial that may still grow into one of the above. */
+  | 'NUMBER';
 
 export interface EntitySpan {
   type: EntityType;
@@ -277,6 +281,8 @@ function isMonth(digits: string): boolean {
 export interface RedactionRequest {
   pci: boolean;
   pii: boolean;
+  /** Also take any other run of at least this many digits (live partials, where a number may be unfinished). */
+  digitRunsFrom?: number;
 }
 
 /** The spans to redact in normalised words, ordered by position. */
@@ -296,5 +302,7 @@ export function findEntities(words: readonly string[], request: RedactionRequest
     finder.phones();
     finder.addresses();
   }
+  const from = request.digitRunsFrom;
+  if (from !== undefined) for (const run of finder.digitRuns()) if (run.digits.length >= from) finder.take('NUMBER', run.from, run.to, run.digits);
   return finder.spans.sort((a, b) => a.from - b.from);
 }

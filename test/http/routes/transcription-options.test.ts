@@ -13,7 +13,10 @@ import { after, before, describe, it } from 'node:test';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { expectSttError } from '../../helpers/stt-errors.js';
+import { parseWav } from '../../../src/audio/wav.js';
+import { encodeInt16 } from '../../../src/audio/encode.js';
 import { startReceiver } from '../../jobs/fixtures/receiver.js';
+import { connect, wsUrl } from '../../helpers/websocket.js';
 import { ESPEAK_MISSING } from '../../voice-analysis/espeak-voices.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] }) || ESPEAK_MISSING;
@@ -148,6 +151,32 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
     assert.match(sentences[1]!, /^Did .*\?$/, 'a question ends with a question mark');
     assert.equal(formatted.transcription.toLowerCase().replace(/[.?!,]/g, ''), plain.transcription.toLowerCase(), 'the same words');
     assert.ok(formatted.words.every((w: any, i: number) => w.start === plain.words[i].start && w.end === plain.words[i].end), 'times untouched');
+  });
+
+  it('the live socket: redacted finals with redacted_entities, partials never showing the digits, numerals and format per utterance', async () => {
+    const { samples, sampleRate } = parseWav(card);
+    const query = new URLSearchParams({ word_timestamps: 'true', sample_rate: String(sampleRate), keywords: CARD_KEYWORDS, redact_pci: 'true', format: 'true' });
+    const socket = await connect(wsUrl(s.url, `/api/v1/stt/get_text?${query}`), { authorization: `Bearer ${s.key}` });
+    const pcm = encodeInt16(samples);
+    // 100 ms frames, sent at once: the session takes them as fast as the engines go.
+    for (let at = 0; at < pcm.length; at += sampleRate / 5) socket.send(Buffer.from(pcm.subarray(at, at + sampleRate / 5)));
+    socket.send({ type: 'close_stream' });
+    assert.equal((await socket.untilClosed(60_000)).code, 1000);
+    const transcripts = socket.messages.filter((m) => m.type === 'transcription');
+    const finals = transcripts.filter((m) => m.is_final && m.transcript);
+    const text = finals.map((m) => m.transcript).join(' ');
+    assert.match(text, /\[CREDITCARDNUMBER_1\]/, text);
+    assert.ok(finals.some((m) => m.redacted_entities?.includes('[CREDITCARDNUMBER_1]')), 'the final lists its placeholders');
+    for (const m of transcripts) {
+      // A partial may show up to 3 digits (an unfinished "forty two" is two); never four of the card.
+      if (m.is_final) assertNoCard(JSON.stringify(m), `final "${m.transcript}"`);
+      else assert.doesNotMatch(JSON.stringify(m), /4242|forty[ -]?two[ -]?forty/i, `partial "${m.transcript}" shows no four digits of the card`);
+      assert.ok(Array.isArray(m.redacted_entities), 'every transcript message says what it redacted');
+    }
+    assert.match(finals[0].transcript, /^\p{Lu}/u, 'formatted: sentence case');
+    assert.match(finals[0].transcript, /[.?!]$/, 'formatted: end punctuation');
+    const placeholder = finals.flatMap((m) => m.words).find((w: any) => w.word.startsWith('[CREDITCARDNUMBER_1]'));
+    assert.ok(placeholder && placeholder.end > placeholder.start, 'the placeholder word keeps a time span');
   });
 
   it('bad keywords are a 400 naming the rule, before any audio is read', async () => {
