@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import OpenAI, { toFile } from 'openai';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { expectSttError } from '../../helpers/stt-errors.js';
@@ -177,6 +178,16 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
     assert.match(finals[0].transcript, /[.?!]$/, 'formatted: end punctuation');
     const placeholder = finals.flatMap((m) => m.words).find((w: any) => w.word.startsWith('[CREDITCARDNUMBER_1]'));
     assert.ok(placeholder && placeholder.end > placeholder.start, 'the placeholder word keeps a time span');
+  });
+
+  it('the OpenAI route (official client) boosts the words of `prompt`', async () => {
+    const client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
+    const run = async (prompt?: string) =>
+      (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(card, 'card.wav', { type: 'audio/wav' }), ...(prompt ? { prompt } : {}) })).text;
+    const plain = await run();
+    const prompted = await run('The caller reads the expiry and the security code.');
+    assert.doesNotMatch(plain, /SECURITY CODE/, 'the plain decode misses "security code"');
+    assert.match(prompted, /SECURITY CODE/, 'the prompt\'s words are boosted');
   });
 
   it('bad keywords are a 400 naming the rule, before any audio is read', async () => {
