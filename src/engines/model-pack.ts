@@ -24,7 +24,9 @@ export type PackKind =
   | 'vad-silero'
   | 'diarization-segmentation'
   | 'speaker-embedding'
-  | 'audio-tagging';
+  | 'audio-tagging'
+  | 'punctuation-ct-transformer'
+  | 'punctuation-cnn-bilstm';
 
 export const packKinds: readonly PackKind[] = [
   'tts-vits',
@@ -46,6 +48,8 @@ export const packKinds: readonly PackKind[] = [
   'diarization-segmentation',
   'speaker-embedding',
   'audio-tagging',
+  'punctuation-ct-transformer',
+  'punctuation-cnn-bilstm',
 ];
 
 /** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */

@@ -252,6 +252,22 @@ export interface SherpaOnnx {
   OfflineSpeakerDiarization: new (config: SherpaDiarizationConfig) => SherpaDiarization;
   AudioTagging: new (config: SherpaAudioTaggingConfig) => SherpaAudioTagging;
   SpeakerEmbeddingExtractor: new (config: SherpaSpeakerEmbeddingConfig) => SherpaSpeakerEmbeddingExtractor;
+  OfflinePunctuation: new (config: SherpaOfflinePunctuationConfig) => SherpaPunctuation;
+  OnlinePunctuation: new (config: SherpaOnlinePunctuationConfig) => SherpaPunctuation;
+}
+
+/** `OfflinePunctuation` config (lib/types.js OfflinePunctuationConfig): CT-Transformer, Chinese and English. */
+export interface SherpaOfflinePunctuationConfig {
+  model: { ctTransformer: string; numThreads: number; provider: string; debug: number };
+}
+
+/** `OnlinePunctuation` config (lib/types.js OnlinePunctuationConfig): CNN-BiLSTM with its BPE vocabulary, English; it also restores case. */
+export interface SherpaOnlinePunctuationConfig {
+  model: { cnnBilstm: string; bpeVocab: string; numThreads: number; provider: string; debug: number };
+}
+
+export interface SherpaPunctuation {
+  addPunct(text: string): string;
 }
 
 let loaded: SherpaOnnx | undefined;
