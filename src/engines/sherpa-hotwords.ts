@@ -79,10 +79,11 @@ export function bpeVocabFromModel(model: Uint8Array): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Writes `text` under the cache folder as `name` unless it is there already; returns its path. */
-function cached(name: string, text: string): string {
-  mkdirSync(CACHE_DIR, { recursive: true, mode: 0o700 });
-  const file = path.join(CACHE_DIR, name);
+/** Writes `text` under the cache folder (in its sub-folder `scope`) as `name` unless it is there already; returns its path. */
+function cached(name: string, text: string, scope = ''): string {
+  const dir = path.join(CACHE_DIR, scope);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, name);
   if (!existsSync(file)) {
     const temp = `${file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
@@ -111,12 +112,24 @@ export function hotwordLines(hotwords: Hotword[], upperCase: boolean): string[] 
   return hotwords.map((h) => `${upperCase ? h.phrase.toUpperCase() : h.phrase} :${h.score}`);
 }
 
-/** A hotwords file holding these lines, named by its content; remove it with dropHotwordsFile. */
-export function hotwordsFile(lines: string[]): string {
+/**
+ * A hotwords file holding these lines, named by its content, in the folder of `owner` (one per
+ * recogniser, so one retiring after a model reload never removes a file another still loads from);
+ * remove it with dropHotwordsFile, the folder with dropHotwordsFiles.
+ */
+export function hotwordsFile(lines: string[], owner: string): string {
   const text = `${lines.join('\n')}\n`;
-  return cached(`${createHash('sha256').update(text).digest('hex').slice(0, 32)}.hotwords.txt`, text);
+  return cached(`${createHash('sha256').update(text).digest('hex').slice(0, 32)}.hotwords.txt`, text, ownerFolder(owner));
+}
+
+function ownerFolder(owner: string): string {
+  return `hotwords-${owner.replace(/[^\w-]/g, '_')}`;
 }
 
 export function dropHotwordsFile(file: string): void {
-  if (path.dirname(file) === CACHE_DIR) rmSync(file, { force: true });
+  if (file.startsWith(CACHE_DIR + path.sep)) rmSync(file, { force: true });
+}
+
+export function dropHotwordsFiles(owner: string): void {
+  rmSync(path.join(CACHE_DIR, ownerFolder(owner)), { recursive: true, force: true });
 }

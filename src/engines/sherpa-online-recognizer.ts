@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ModelPack } from './model-pack.js';
-import { bpeVocabOf, dropHotwordsFile, hotwordLines, hotwordsFile, tokensAreUpperCase } from './sherpa-hotwords.js';
+import { bpeVocabOf, dropHotwordsFile, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from './sherpa-hotwords.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
 import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from './sherpa-tasks.js';
@@ -89,6 +89,8 @@ interface BoostedModel {
 /** The loaded models with hotwords, least recently used first, bounded; each held while a request uses it. */
 class BoostedModels {
   private readonly models = new Map<string, BoostedModel>();
+  /** Names this recogniser's folder of hotwords files. */
+  private readonly owner = randomUUID();
 
   constructor(
     private readonly pool: TaskRunner<PoolTask>,
@@ -99,7 +101,7 @@ class BoostedModels {
   ) {}
 
   take(hotwords: Hotword[]): BoostedModel {
-    const file = hotwordsFile(hotwordLines(hotwords, this.upperCase));
+    const file = hotwordsFile(hotwordLines(hotwords, this.upperCase), this.owner);
     let model = this.models.get(file);
     if (model) {
       this.models.delete(file);
@@ -129,11 +131,9 @@ class BoostedModels {
   }
 
   closeAll(): void {
-    for (const model of this.models.values()) {
-      this.pool.unload?.(model.key);
-      dropHotwordsFile(model.file);
-    }
+    for (const model of this.models.values()) this.pool.unload?.(model.key);
     this.models.clear();
+    dropHotwordsFiles(this.owner);
   }
 }
 
