@@ -27,7 +27,7 @@ import { AbortedError, InvalidRequestError } from '../errors.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
-import { applyTextOptions, wantsTextOptions, type RequestedTextOptions } from './options/apply.js';
+import { applyTextOptions, textOptionsFor, type RequestedTextOptions } from './options/apply.js';
 import type { Keyword } from './options/keywords.js';
 import type { Utterance, Word } from './types.js';
 import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
@@ -206,7 +206,8 @@ export async function transcribeAudio(
   let inAudio = words.map(inFile);
   // Numbers, placeholders and formatting are in the words themselves, so segments, utterances and
   // the transcription made of them all carry them; a merged word keeps its first start and last end.
-  const text = options.text && wantsTextOptions(options.text) ? applyTextOptions(inAudio, { language: textLanguage(options.language, recognizer), pauseSeconds: pause, numerals: false, format: false, redactPci: false, redactPii: false, ...options.text }) : undefined;
+  const textOptions = textOptionsFor(options.text, textLanguage(options.language, recognizer), pause);
+  const text = textOptions ? applyTextOptions(inAudio, textOptions) : undefined;
   if (text) inAudio = text.words;
   const segments = segmentsOf(speech, inAudio, windows).map(inFile);
   const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);

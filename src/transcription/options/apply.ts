@@ -48,6 +48,19 @@ export function wantsTextOptions(options: RequestedTextOptions): boolean {
   return Boolean(options.numerals || options.format || options.redactPci || options.redactPii);
 }
 
+/** The text options of a request for words in `language`, or undefined when none is set. */
+export function textOptionsFor(requested: RequestedTextOptions | undefined, language: string, pauseSeconds: number): TextOptions | undefined {
+  if (!requested || !wantsTextOptions(requested)) return undefined;
+  return {
+    language,
+    pauseSeconds,
+    numerals: Boolean(requested.numerals),
+    format: Boolean(requested.format),
+    redactPci: Boolean(requested.redactPci),
+    redactPii: Boolean(requested.redactPii),
+  };
+}
+
 /** A piece of output: its text and the inclusive range of input words it replaces. */
 interface Piece {
   text: string;

@@ -6,7 +6,7 @@
  */
 import type { Hotword } from '../../engines/types.js';
 import type { TranscriptionOptions } from '../types.js';
-import { applyTextOptionsToUtterance, wantsTextOptions, type TextOptions, type TimedText } from './apply.js';
+import { applyTextOptionsToUtterance, textOptionsFor, type TextOptions, type TimedText } from './apply.js';
 
 export interface LiveTranscriptionOptions {
   /** The text options, when any is set. */
@@ -22,16 +22,9 @@ export function liveTranscriptionOptions(
 ): LiveTranscriptionOptions {
   const out: LiveTranscriptionOptions = {};
   if (requested.keywords?.length) out.hotwords = requested.keywords.map((k) => ({ phrase: k.word, score: k.weight }));
-  if (wantsTextOptions(requested)) {
-    out.text = {
-      language: language === 'multi' ? 'en' : language,
-      pauseSeconds,
-      numerals: Boolean(requested.numerals),
-      format: Boolean(requested.format),
-      redactPci: Boolean(requested.redactPci),
-      redactPii: Boolean(requested.redactPii),
-    };
-  }
+  // With "multi" the language is only known after recognition: English number rules, the only ones so far.
+  const text = textOptionsFor(requested, language === 'multi' ? 'en' : language, pauseSeconds);
+  if (text) out.text = text;
   return out;
 }
 
