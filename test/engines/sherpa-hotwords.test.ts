@@ -4,7 +4,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
+import { resample } from '../../src/audio/resample.js';
+import type { PoolTask, TaskRunner } from '../../src/engines/sherpa-tasks.js';
+import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
+import { createWorkerPool } from '../../src/engines/worker-pool.js';
 import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
+import { loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
@@ -36,5 +41,50 @@ describe('sherpa hotwords support', () => {
     dropHotwordsFiles('test-owner');
     dropHotwordsFiles('other-owner');
     assert.equal(existsSync(a), false);
+  });
+});
+
+describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: NEEDS || needs({ corpus: true }) }, () => {
+  it('decodes a keyword list on its own model, keeps at most maxBoostedModels, and unloads and removes the rest', async () => {
+    const pool = createWorkerPool({ workers: 1 });
+    const submitted: string[] = [];
+    const unloaded: string[] = [];
+    const runner: TaskRunner<PoolTask> = {
+      submit: (task, options) => {
+        if ('config' in task && 'hotwordsFile' in task.config && task.config.hotwordsFile) submitted.push(task.config.hotwordsFile);
+        return pool.submit(task, options);
+      },
+      unload: (key) => {
+        unloaded.push(key);
+        pool.unload(key);
+      },
+    };
+    const recognizer = createOnlineRecognizer(runner, { ...streamingEnglishPack(), files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }, { maxBoostedModels: 1 });
+    try {
+      assert.equal(recognizer.supportsHotwords, true);
+      const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
+      const samples = await resample(audio.samples, audio.sampleRate, 16000);
+      const plain = await recognizer.recognize(samples, { language: 'en' });
+      assert.equal(submitted.length, 0, 'no keywords, no hotwords file');
+      const first = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
+      assert.equal(submitted.length, 1);
+      const fileA = submitted[0]!;
+      assert.equal(readFileSync(fileA, 'utf8'), 'PARLEY :2\n', 'upper case, as the pack spells its tokens');
+      assert.ok(first.text.length > 0 && plain.text.length > 0);
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
+      assert.equal(submitted[1], fileA, 'the same list is the same model');
+      assert.equal(unloaded.length, 0);
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'speech', score: 2 }] });
+      assert.notEqual(submitted[2], fileA);
+      assert.equal(unloaded.length, 1, 'past the bound, the least recently used model is unloaded');
+      assert.equal(existsSync(fileA), false, 'and its file removed');
+      const stream = await recognizer.openStream!({ hotwords: [{ phrase: 'speech', score: 2 }] });
+      await stream.accept(samples);
+      assert.ok((await stream.finish()).text.length > 0, 'a live stream decodes with the hotwords too');
+    } finally {
+      await recognizer.close();
+      await pool.close();
+    }
+    assert.equal(existsSync(submitted.at(-1)!), false, 'closing removes the files');
   });
 });
