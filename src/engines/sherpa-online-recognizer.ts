@@ -12,8 +12,8 @@
  * Hotwords (keywords a request boosts): sherpa-onnx-node's OnlineRecognizer takes them only from
  * a file named in its config, decoded with modified beam search, so a request with hotwords runs
  * on a second model keyed by its hotwords file (named by content: the same list is the same
- * model). At most MAX_BOOSTED such models stay loaded; the least recently used one that no
- * request holds is unloaded and its file removed.
+ * model). At most `maxBoostedModels` (default 4) such models stay loaded; the least recently used
+ * one that no request holds is unloaded and its file removed.
  */
 import { randomUUID } from 'node:crypto';
 import type { ModelPack } from './model-pack.js';

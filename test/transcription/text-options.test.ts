@@ -47,8 +47,8 @@ describe('text options', () => {
   });
 
   it('redaction numbers stay stable for the same value and count up for another', () => {
-    const out = applyTextOptions(timed('card 4111 1111 1111 1111 or 4242424242424242 again 4111111111111111'), { ...off, redactPci: true });
-    assert.equal(text(out.words), 'card [CREDITCARDNUMBER_1] or [CREDITCARDNUMBER_2] again [CREDITCARDNUMBER_1]');
+    const out = applyTextOptions(timed('card 4111 1111 1111 1111, or 4242424242424242 again 4111111111111111.'), { ...off, redactPci: true });
+    assert.equal(text(out.words), 'card [CREDITCARDNUMBER_1], or [CREDITCARDNUMBER_2] again [CREDITCARDNUMBER_1].');
     assert.deepEqual(out.redactedEntities, ['[CREDITCARDNUMBER_1]', '[CREDITCARDNUMBER_2]']);
   });
 

@@ -99,6 +99,7 @@ function replaceSpans(pieces: Piece[], spans: EntitySpan[], placeholders: string
   const numbers = new Map<string, number>();
   const counts = new Map<string, number>();
   const out: Piece[] = [];
+  let lastSpan: EntitySpan | undefined;
   let s = 0;
   for (const piece of pieces) {
     while (s < spans.length && spans[s]!.to < piece.from) s++;
@@ -107,12 +108,14 @@ function replaceSpans(pieces: Piece[], spans: EntitySpan[], placeholders: string
       out.push(piece);
       continue;
     }
-    const last = out.at(-1);
     // Pieces of one span become one placeholder covering them all.
-    if (last && (last as Piece & { span?: EntitySpan }).span === span) {
+    if (span === lastSpan) {
+      const last = out.at(-1)!;
       last.to = Math.max(last.to, piece.to);
+      last.text = last.text.replace(/[.,!?;:]*$/, trailingMarks(piece.text)); // the marks after the span's last word
       continue;
     }
+    lastSpan = span;
     const key = `${span.type}\u0000${span.value}`;
     let n = numbers.get(key);
     if (n === undefined) {
@@ -121,10 +124,13 @@ function replaceSpans(pieces: Piece[], spans: EntitySpan[], placeholders: string
       numbers.set(key, n);
       placeholders.push(`[${span.type}_${n}]`);
     }
-    const trail = /[.,!?;:]+$/.exec(piece.text)?.[0] ?? '';
-    out.push(Object.assign({ text: `[${span.type}_${n}]${trail}`, from: Math.min(piece.from, span.from), to: Math.max(piece.to, span.to) }, { span }));
+    out.push({ text: `[${span.type}_${n}]${trailingMarks(piece.text)}`, from: Math.min(piece.from, span.from), to: Math.max(piece.to, span.to) });
   }
-  return out.map(({ text, from, to }) => ({ text, from, to }));
+  return out;
+}
+
+function trailingMarks(text: string): string {
+  return /[.,!?;:]+$/.exec(text)?.[0] ?? '';
 }
 
 function mergedWord<T extends TimedText>(words: readonly T[], piece: Piece): T {
