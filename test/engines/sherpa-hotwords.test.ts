@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
 import { resample } from '../../src/audio/resample.js';
 import type { PoolTask, TaskRunner } from '../../src/engines/sherpa-tasks.js';
+import { buildOfflineRecognizerConfig } from '../../src/engines/sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
 import { createWorkerPool } from '../../src/engines/worker-pool.js';
 import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
@@ -86,5 +87,21 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
       await pool.close();
     }
     assert.equal(existsSync(submitted.at(-1)!), false, 'closing removes the files');
+  });
+});
+
+describe('an offline transducer pack that can boost', { skip: NEEDS }, () => {
+  it('decodes with modified beam search and its (derived) vocabulary; one that cannot keeps greedy search', () => {
+    const pack = { ...streamingEnglishPack(), kind: 'asr-offline-transducer' as const };
+    const plain = buildOfflineRecognizerConfig(pack);
+    assert.equal(plain.decodingMethod, 'greedy_search');
+    assert.equal(plain.modelConfig.bpeVocab, undefined);
+    const bpeModel = path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model');
+    const boosting = buildOfflineRecognizerConfig({ ...pack, files: { ...pack.files, bpeModel } });
+    assert.equal(boosting.decodingMethod, 'modified_beam_search');
+    assert.equal(boosting.maxActivePaths, 4);
+    assert.equal(boosting.modelConfig.modelingUnit, 'bpe');
+    assert.equal(readFileSync(boosting.modelConfig.bpeVocab!, 'utf8'), bpeVocabFromModel(readFileSync(bpeModel)));
+    assert.equal(buildOfflineRecognizerConfig({ ...pack, files: { ...pack.files, bpeModel }, hotwords: false }).decodingMethod, 'greedy_search', 'the family has the last word');
   });
 });
