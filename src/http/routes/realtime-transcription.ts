@@ -200,6 +200,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
         let handler: TranscriptionSocket | undefined;
         try {
           const installed = checkInstalled(engines, settings);
+          if (settings.options.hotwords) settings.options.keywordsApplied = Boolean(installed.recognizer.supportsHotwords);
           const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
           const stt = await StreamingTranscription.create(
             installed,

@@ -13,6 +13,8 @@ export interface LiveTranscriptionOptions {
   text?: TextOptions;
   /** The keywords as hotwords for the session's recognition streams, when any were given. */
   hotwords?: Hotword[];
+  /** With keywords: whether the session's recogniser boosts them (sent as keywords_applied). */
+  keywordsApplied?: boolean;
 }
 
 export function liveTranscriptionOptions(
@@ -39,10 +41,11 @@ const PARTIAL_DIGITS_SHOWN = 3;
 export function applyToLiveTranscript<W extends TimedText>(
   message: { transcript: string; words: W[]; start: number; end: number; is_final: boolean },
   options: LiveTranscriptionOptions,
-): { transcript: string; words: W[]; redacted_entities?: string[] } {
-  if (!options.text) return { transcript: message.transcript, words: message.words };
+): { transcript: string; words: W[]; redacted_entities?: string[]; keywords_applied?: boolean } {
+  const keywords = options.keywordsApplied === undefined ? {} : { keywords_applied: options.keywordsApplied };
+  if (!options.text) return { transcript: message.transcript, words: message.words, ...keywords };
   const redacting = options.text.redactPci || options.text.redactPii;
   const text = redacting && !message.is_final ? { ...options.text, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : options.text;
   const applied = applyTextOptionsToUtterance(message, text);
-  return { transcript: applied.transcript, words: applied.words, ...(applied.redactedEntities ? { redacted_entities: applied.redactedEntities } : {}) };
+  return { transcript: applied.transcript, words: applied.words, ...(applied.redactedEntities ? { redacted_entities: applied.redactedEntities } : {}), ...keywords };
 }

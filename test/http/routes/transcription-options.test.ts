@@ -173,6 +173,7 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
       if (m.is_final) assertNoCard(JSON.stringify(m), `final "${m.transcript}"`);
       else assert.doesNotMatch(JSON.stringify(m), /4242|forty[ -]?two[ -]?forty/i, `partial "${m.transcript}" shows no four digits of the card`);
       assert.ok(Array.isArray(m.redacted_entities), 'every transcript message says what it redacted');
+      assert.equal(m.keywords_applied, true, 'and that the keywords were boosted');
     }
     assert.match(finals[0].transcript, /^\p{Lu}/u, 'formatted: sentence case');
     assert.match(finals[0].transcript, /[.?!]$/, 'formatted: end punctuation');
@@ -221,5 +222,16 @@ describe('keywords on a recogniser that cannot boost them', { skip: NEEDS }, () 
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.keywords_applied, false);
     assert.ok(body.transcription.length > 0);
+  });
+
+  it('says so on the live socket too', async () => {
+    const { samples, sampleRate } = parseWav(spoken('hello parley'));
+    const socket = await connect(wsUrl(s.url, `/api/v1/stt/get_text?keywords=parley:3&sample_rate=${sampleRate}`), { authorization: `Bearer ${s.key}` });
+    socket.send(Buffer.from(encodeInt16(samples)));
+    socket.send({ type: 'close_stream' });
+    await socket.untilClosed(30_000);
+    const transcripts = socket.messages.filter((m) => m.type === 'transcription');
+    assert.ok(transcripts.length > 0);
+    for (const m of transcripts) assert.equal(m.keywords_applied, false);
   });
 });
