@@ -15,6 +15,13 @@
  * all files joined into one recording with 0.5 s pauses. Median of RUNS runs after a warm-up.
  * Peak RSS covers the whole process, worker threads included.
  *
+ * Keywords, for the first recogniser that boosts hotwords: for every file, the reference words
+ * the plain pipeline decode misses are given as `keywords` (weight 2, at most 100) and the file is
+ * decoded again. Printed: the recall of those missed words without boosting (0 by construction)
+ * and with it, the whole-file WER without and with (targets: recall up ≥ 30 points, WER not
+ * worse by more than 0.5 points), and the time with boosting over the time without, first with a
+ * new keyword list (its boosted model loads) and again with the same list (loaded).
+ *
  * Models come from PARLEY_TEST_MODELS_DIR (default ../shared/models), audio from
  * PARLEY_TEST_CORPUS_DIR (default ../shared/corpus).
  */
@@ -80,6 +87,48 @@ for (const recognizer of english) {
   console.log(`${recognizer.id.padEnd(62)} ${percent(rawErrors)} ${percent(pipelineErrors)} ${`${diff > 0 ? '+' : ''}${diff.toFixed(2)}`.padStart(8)}`);
 }
 if (disagreements.length > 0) console.log(`\nfiles where raw and pipeline differ:\n  ${disagreements.join('\n  ')}`);
+
+// Keywords: boosting the words the plain decode missed.
+const booster = english.find((r) => r.supportsHotwords);
+if (!booster) {
+  console.log('\nKeywords: no installed recogniser boosts hotwords (a transducer with bpe.vocab or bpe.model)');
+} else {
+  const boostEngines = enginesFor(booster);
+  await transcribeAudio(clips[0]!.audio, options, boostEngines); // warm-up
+  let missedTotal = 0;
+  let missedFoundPlain = 0;
+  let missedFoundBoosted = 0;
+  let plainErrors = 0;
+  let boostedErrors = 0;
+  let plainMs = 0;
+  let firstMs = 0;
+  let againMs = 0;
+  for (const clip of clips) {
+    let start = performance.now();
+    const plain = normaliseWords((await transcribeAudio(clip.audio, options, boostEngines)).transcription);
+    plainMs += performance.now() - start;
+    const heard = new Set(plain);
+    const missed = [...new Set(clip.reference)].filter((w) => !heard.has(w) && /^[\p{L}\p{N}][\p{L}\p{N}' -]*$/u.test(w) && w.length <= 50).slice(0, 100);
+    const keywords = missed.map((word) => ({ word, weight: 2 }));
+    start = performance.now();
+    const boosted = normaliseWords((await transcribeAudio(clip.audio, { ...options, keywords }, boostEngines)).transcription);
+    firstMs += performance.now() - start;
+    start = performance.now();
+    await transcribeAudio(clip.audio, { ...options, keywords }, boostEngines);
+    againMs += performance.now() - start;
+    const boostedHeard = new Set(boosted);
+    missedTotal += missed.length;
+    missedFoundPlain += missed.filter((w) => heard.has(w)).length;
+    missedFoundBoosted += missed.filter((w) => boostedHeard.has(w)).length;
+    plainErrors += wordErrors(clip.reference, plain);
+    boostedErrors += wordErrors(clip.reference, boosted);
+  }
+  const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(1)}%`;
+  console.log(`\nKeywords: ${booster.id}, the reference words each file's plain decode missed (${missedTotal} over ${clips.length} files), weight 2`);
+  console.log(`  missed-word recall   without ${pct(missedFoundPlain, missedTotal).padStart(7)}   with ${pct(missedFoundBoosted, missedTotal).padStart(7)}   (target: up ≥ 30 points)`);
+  console.log(`  WER                  without ${percent(plainErrors)}   with ${percent(boostedErrors)}   (target: not worse by more than 0.5 points)`);
+  console.log(`  time with / without  new list ${(firstMs / plainMs).toFixed(2)}×   same list again ${(againMs / plainMs).toFixed(2)}×   (limit 1.5×)`);
+}
 
 // Speed, first recogniser.
 const recognizer = english[0]!;

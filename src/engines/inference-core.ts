@@ -176,7 +176,7 @@ export class InferenceCore implements TaskRunner {
         recognizer.setConfig(task.config);
         lastConfig.set(recognizer, wanted);
       }
-      const stream = recognizer.createStream();
+      const stream = task.hotwords ? recognizer.createStream(task.hotwords) : recognizer.createStream();
       stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
       try {
         return await recognizer.decodeAsync(stream);

@@ -24,7 +24,9 @@ export type PackKind =
   | 'vad-silero'
   | 'diarization-segmentation'
   | 'speaker-embedding'
-  | 'audio-tagging';
+  | 'audio-tagging'
+  | 'punctuation-ct-transformer'
+  | 'punctuation-cnn-bilstm';
 
 export const packKinds: readonly PackKind[] = [
   'tts-vits',
@@ -46,6 +48,8 @@ export const packKinds: readonly PackKind[] = [
   'diarization-segmentation',
   'speaker-embedding',
   'audio-tagging',
+  'punctuation-ct-transformer',
+  'punctuation-cnn-bilstm',
 ];
 
 /** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */
@@ -71,7 +75,7 @@ export interface ModelPack {
   kind: PackKind;
   /**
    * Absolute paths by role: model, tokens, encoder, decoder, joiner, voices, lexicon, dataDir,
-   * labels, bpeVocab, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;
+   * labels, bpeVocab, bpeModel, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;
    * Pocket TTS: lmFlow, lmMain, textConditioner, vocabJson, tokenScoresJson.
    */
   files: Record<string, string>;
@@ -82,6 +86,11 @@ export interface ModelPack {
   metadata: Record<string, string>;
   /** Expected sha256 by file name relative to dir (from pack.json or the catalogue). */
   sha256?: Record<string, string>;
+  /**
+   * Whether the pack's model family can boost keywords (sherpa-onnx hotwords: a transducer with a
+   * BPE vocabulary); unset (a pack.json pack) = decided by the files it has.
+   */
+  hotwords?: boolean;
   /** Catalogue id when the pack came from `parley models pull`. */
   catalogueId?: string;
   /**

@@ -10,6 +10,7 @@
 import { EngineError, ModelPackError, ParleyError } from '../errors.js';
 import type { ModelPack, PackKind } from './model-pack.js';
 import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from './sherpa-onnx.js';
+import { bpeVocabOf, hotwordLines, tokensAreUpperCase } from './sherpa-hotwords.js';
 import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
 import type { TaskRunner } from './sherpa-tasks.js';
 import type { RecognizedSegment, Recognizer } from './types.js';
@@ -70,7 +71,8 @@ export function buildOfflineRecognizerConfig(pack: ModelPack, options: OfflineRe
   const kind = pack.kind as OfflinePackKind;
   const { tokens } = requirePackFiles(pack, ['tokens']);
   const base = { tokens, numThreads: options.numThreads ?? 1, provider: 'cpu', debug: 0 };
-  const hotwordVocab = pack.files.bpeVocab ? { modelingUnit: 'bpe', bpeVocab: pack.files.bpeVocab } : {};
+  const bpeVocab = bpeVocabOf(pack.files);
+  const hotwordVocab = bpeVocab ? { modelingUnit: 'bpe', bpeVocab } : {};
   const config = (modelConfig: Omit<SherpaOfflineRecognizerConfig['modelConfig'], keyof typeof base>): SherpaOfflineRecognizerConfig => ({
     featConfig: { sampleRate: SAMPLE_RATE, featureDim: 80 },
     modelConfig: { ...modelConfig, ...base },
@@ -80,12 +82,15 @@ export function buildOfflineRecognizerConfig(pack: ModelPack, options: OfflineRe
     case 'asr-offline-transducer':
     case 'asr-nemo-transducer': {
       const f = requirePackFiles(pack, ['encoder', 'decoder', 'joiner']);
-      return config({
+      const built = config({
         transducer: { encoder: f.encoder, decoder: f.decoder, joiner: f.joiner },
         // NeMo (Parakeet TDT) transducers need the type named; zipformer ones are detected.
         ...(kind === 'asr-nemo-transducer' ? { modelType: 'nemo_transducer' } : {}),
         ...hotwordVocab,
       });
+      // Hotwords are taken per stream, and only by modified beam search: a pack that can boost
+      // always decodes that way, so a request with keywords costs no second model.
+      return offlineHotwords(pack, built) ? { ...built, decodingMethod: 'modified_beam_search', maxActivePaths: 4 } : built;
     }
     case 'asr-nemo-ctc':
       return config({ nemoCtc: { model: requirePackFiles(pack, ['model']).model } });
@@ -110,6 +115,12 @@ export function buildOfflineRecognizerConfig(pack: ModelPack, options: OfflineRe
       });
     }
   }
+}
+
+/** Whether an offline pack boosts hotwords: a transducer its family declares able (or, unset, one with a BPE vocabulary). */
+function offlineHotwords(pack: ModelPack, config: SherpaOfflineRecognizerConfig): boolean {
+  if (pack.kind !== 'asr-offline-transducer' && pack.kind !== 'asr-nemo-transducer') return false;
+  return pack.hotwords ?? Boolean(config.modelConfig.bpeVocab);
 }
 
 /** Whisper's language ids that are not ISO 639-1 codes. */
@@ -159,6 +170,8 @@ export async function createOfflineRecognizer(runner: TaskRunner, pack: ModelPac
     throw error;
   }
   let closed = false;
+  const supportsHotwords = offlineHotwords(pack, config);
+  const upperCase = supportsHotwords && tokensAreUpperCase(config.modelConfig.tokens);
 
   /** Whisper's language is part of its config; the other families ignore the request's. */
   const configFor = (language: string): SherpaOfflineRecognizerConfig => {
@@ -174,10 +187,13 @@ export async function createOfflineRecognizer(runner: TaskRunner, pack: ModelPac
     hasTokenTimestamps: WITH_TOKEN_TIMES.has(kind),
     // Whisper's encoder takes exactly 30 s of audio (sherpa pads shorter input, longer is refused).
     ...(kind === 'asr-whisper' ? { windowSeconds: WHISPER_WINDOW_SECONDS } : {}),
-    async recognize(samples, { language, signal }) {
+    supportsHotwords,
+    async recognize(samples, { language, signal, hotwords }) {
       if (closed) throw new EngineError(`recogniser ${pack.id} is closed`);
+      // sherpa's per-stream list: phrases separated by "/", each "PHRASE :score".
+      const streamHotwords = supportsHotwords && hotwords?.length ? { hotwords: hotwordLines(hotwords, upperCase).join('/') } : {};
       try {
-        const result = await runner.submit({ kind: 'offline-asr', key, config: configFor(language), samples, sampleRate: SAMPLE_RATE }, { signal });
+        const result = await runner.submit({ kind: 'offline-asr', key, config: configFor(language), samples, sampleRate: SAMPLE_RATE, ...streamHotwords }, { signal });
         return segmentFromOfflineResult(result);
       } catch (error) {
         if (error instanceof ParleyError) throw error;

@@ -42,6 +42,9 @@ export interface SherpaOnlineRecognizerConfig {
   decodingMethod: 'greedy_search' | 'modified_beam_search';
   maxActivePaths?: number;
   enableEndpoint: number;
+  /** One phrase per line, "PHRASE :score"; used by modified_beam_search only. */
+  hotwordsFile?: string;
+  hotwordsScore?: number;
 }
 
 /** `OfflineRecognizer` config (lib/types.js OfflineRecognizerConfig): the fields Parley fills. */
@@ -63,7 +66,10 @@ export interface SherpaOfflineRecognizerConfig {
     modelingUnit?: string;
     bpeVocab?: string;
   };
-  decodingMethod: 'greedy_search';
+  /** modified_beam_search for transducers that take per-stream hotwords. */
+  decodingMethod: 'greedy_search' | 'modified_beam_search';
+  maxActivePaths?: number;
+  hotwordsScore?: number;
 }
 
 /** `OfflineTts` config (lib/types.js OfflineTtsConfig): the fields Parley fills. */
@@ -179,7 +185,8 @@ export interface SherpaOfflineResult {
 }
 
 export interface SherpaOfflineRecognizer {
-  createStream(): SherpaOfflineStream;
+  /** `hotwords`: phrases separated by "/", each optionally "PHRASE :score" (modified_beam_search only). */
+  createStream(hotwords?: string): SherpaOfflineStream;
   setConfig(config: SherpaOfflineRecognizerConfig): void;
   decode(stream: SherpaOfflineStream): void;
   getResult(stream: SherpaOfflineStream): SherpaOfflineResult;
@@ -245,6 +252,22 @@ export interface SherpaOnnx {
   OfflineSpeakerDiarization: new (config: SherpaDiarizationConfig) => SherpaDiarization;
   AudioTagging: new (config: SherpaAudioTaggingConfig) => SherpaAudioTagging;
   SpeakerEmbeddingExtractor: new (config: SherpaSpeakerEmbeddingConfig) => SherpaSpeakerEmbeddingExtractor;
+  OfflinePunctuation: new (config: SherpaOfflinePunctuationConfig) => SherpaPunctuation;
+  OnlinePunctuation: new (config: SherpaOnlinePunctuationConfig) => SherpaPunctuation;
+}
+
+/** `OfflinePunctuation` config (lib/types.js OfflinePunctuationConfig): CT-Transformer, Chinese and English. */
+export interface SherpaOfflinePunctuationConfig {
+  model: { ctTransformer: string; numThreads: number; provider: string; debug: number };
+}
+
+/** `OnlinePunctuation` config (lib/types.js OnlinePunctuationConfig): CNN-BiLSTM with its BPE vocabulary, English; it also restores case. */
+export interface SherpaOnlinePunctuationConfig {
+  model: { cnnBilstm: string; bpeVocab: string; numThreads: number; provider: string; debug: number };
+}
+
+export interface SherpaPunctuation {
+  addPunct(text: string): string;
 }
 
 let loaded: SherpaOnnx | undefined;

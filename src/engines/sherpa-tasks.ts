@@ -117,6 +117,8 @@ export interface OfflineAsrTask extends AudioTaskBase {
   /** Whisper's language lives in the config: the task's config is applied before its decode. */
   config: SherpaOfflineRecognizerConfig;
   sampleRate: number;
+  /** This decode's hotwords: "PHRASE :score" entries joined by "/" (the recogniser decodes with modified beam search). */
+  hotwords?: string;
 }
 
 export type PoolTask = VadTask | OnlineAsrTask | OnlineStreamTask | DiarizeTask | TaggingTask;

@@ -85,7 +85,8 @@ function runVad(task: VadTask, cancelled: () => boolean, report: (data: VadResul
 
 function onlineRecognizer(task: OnlineAsrTask | OnlineStreamTask): SherpaOnlineRecognizer {
   const { transducer, tokens } = task.config.modelConfig;
-  return loadModel(task.key, [transducer.encoder, transducer.decoder, transducer.joiner, tokens], (s) => new s.OnlineRecognizer(task.config));
+  const hotwords = task.config.hotwordsFile ? [task.config.hotwordsFile] : [];
+  return loadModel(task.key, [transducer.encoder, transducer.decoder, transducer.joiner, tokens, ...hotwords], (s) => new s.OnlineRecognizer(task.config));
 }
 
 function decodeReady(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream, cancelled: () => boolean): void {

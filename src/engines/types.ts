@@ -80,9 +80,18 @@ export interface RecognizedSegment {
   tokenLogProbs?: number[];
 }
 
+/** A word or phrase to favour in decoding (sherpa-onnx hotwords), with its boost. */
+export interface Hotword {
+  phrase: string;
+  /** Added to the log-probability of each of its tokens while it is being matched; sherpa's default is 1.5. */
+  score: number;
+}
+
 export interface RecognizeOptions {
   language: string;
   signal?: AbortSignal;
+  /** Words to favour; only recognisers with supportsHotwords use them. */
+  hotwords?: Hotword[];
   /**
    * Streaming models: silence appended after the samples so the encoder's last chunk (and the
    * word in it) is decoded; unset = the recogniser's own default.
@@ -105,12 +114,14 @@ export interface Recognizer {
   readonly streaming?: boolean;
   /** Longest audio the model takes in one call (Whisper: its 30 s window), seconds; unset = no limit of its own. */
   readonly windowSeconds?: number;
+  /** True when recognize() and openStream() boost the hotwords they are given (transducers with a BPE vocabulary). */
+  readonly supportsHotwords?: boolean;
   recognize(samples: Float32Array, options: RecognizeOptions): Promise<RecognizedSegment>;
   /**
    * Streaming models: a live recognition stream, fed as audio arrives (each sample decoded once).
    * Rejects with OverloadedError when no more streams may open now.
    */
-  openStream?(options?: { signal?: AbortSignal }): Promise<RecognizerStream>;
+  openStream?(options?: { signal?: AbortSignal; hotwords?: Hotword[] }): Promise<RecognizerStream>;
   close(): Promise<void>;
 }
 

@@ -19,6 +19,9 @@ export const PAYLOAD_FIELDS = [
   'emotions',
   'metadata',
   'speakers',
+  'keywords_applied',
+  'redacted_entities',
+  'names_redacted',
   'error',
 ] as const;
 

@@ -161,6 +161,7 @@ export async function detectPack(id: string, dir: string): Promise<ModelPack | {
     const detected = detectFolder(id, dir, listing);
     if ('problem' in detected) return detected;
     pack = { id, dir, kind: detected.kind, files: detected.files, languages: detected.languages, voices: [], metadata: {} };
+    if (detected.hotwords !== undefined) pack.hotwords = detected.hotwords;
   }
 
   const record = path.join(dir, PULL_RECORD_FILE);

@@ -27,6 +27,8 @@ import { AbortedError, InvalidRequestError } from '../errors.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
+import { applyTextOptions, textOptionsFor, type RequestedTextOptions } from './options/apply.js';
+import type { Keyword } from './options/keywords.js';
 import type { Utterance, Word } from './types.js';
 import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
 
@@ -43,6 +45,10 @@ export interface TranscribeAudioOptions {
   /** Windows, padding, merging and overlap; each unset field takes config.ts's default. */
   decoding?: Partial<DecodingSettings>;
   words?: WordAssemblyOptions;
+  /** Words to boost where the recogniser can (sherpa hotwords). */
+  keywords?: Keyword[];
+  /** numerals, format, redaction: applied to the words before segments and utterances are made of them. */
+  text?: RequestedTextOptions;
 }
 
 export interface TranscriptionEngines {
@@ -76,6 +82,12 @@ export interface AudioTranscript {
   speakerTurns: Utterance[];
   /** Id of the recogniser that served the request. */
   recognizer: string;
+  /** Set when keywords were given: whether the recogniser boosted them. */
+  keywordsApplied?: boolean;
+  /** Set when redacting: the placeholders put in. */
+  redactedEntities?: string[];
+  /** Set (false) when PII redaction was asked for: names are not redacted without a named-entity pack. */
+  namesRedacted?: false;
 }
 
 /** Resampling runs on the main thread; this many input samples go between yields to the event loop. */
@@ -123,6 +135,8 @@ export async function transcribeAudio(
     diarization.catch(() => undefined); // observed below; this only keeps an early failure from being "unhandled"
   }
 
+  const wantsKeywords = (options.keywords?.length ?? 0) > 0;
+  const hotwords = wantsKeywords && recognizer.supportsHotwords ? options.keywords!.map((k) => ({ phrase: k.word, score: k.weight })) : undefined;
   const windows: RecognizedWindow[] = [];
   let words: TimedWord[] = [];
   /** Recognises one window and joins its words to those before it (stitched where the two overlap). */
@@ -130,7 +144,12 @@ export async function transcribeAudio(
     if (signal?.aborted) throw new AbortedError();
     let slice: Float32Array = samples.subarray(Math.round(window.start * rate), Math.round(window.end * rate));
     if (recognizer.sampleRate !== rate) slice = await resampleYielding(slice, rate, recognizer.sampleRate, signal);
-    const result = await recognizer.recognize(slice, { language: options.language, signal, tailPaddingSeconds: settings.streamTailPaddingSeconds });
+    const result = await recognizer.recognize(slice, {
+      language: options.language,
+      signal,
+      tailPaddingSeconds: settings.streamTailPaddingSeconds,
+      ...(hotwords ? { hotwords } : {}),
+    });
     const found = assembleWords(result, window, options.words);
     const previous = windows.at(-1);
     words = previous && window.start < previous.end ? stitchWords(words, found, { start: window.start, end: previous.end }) : words.concat(found);
@@ -185,12 +204,20 @@ export async function transcribeAudio(
   // the last millisecond boundary inside the audio bounds every time.
   const lastMs = Math.floor(duration * 1000) / 1000;
   const inFile = <T extends TimeSpan>(t: T): T => ({ ...t, start: Math.min(roundMs(t.start), lastMs), end: Math.min(roundMs(t.end), lastMs) });
-  const inAudio = words.map(inFile);
+  const pause = options.utterancePauseSeconds ?? 0.8;
+  let inAudio = words.map(inFile);
+  // Numbers, placeholders and formatting are in the words themselves, so segments, utterances and
+  // the transcription made of them all carry them; a merged word keeps its first start and last end.
+  const textOptions = textOptionsFor(options.text, textLanguage(options.language, recognizer), pause);
+  const text = textOptions ? applyTextOptions(inAudio, textOptions) : undefined;
+  if (text) inAudio = text.words;
   const segments = segmentsOf(speech, inAudio, windows).map(inFile);
   const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
-  const pause = options.utterancePauseSeconds ?? 0.8;
   const utterances = buildUtterances(labelled, pause);
   return {
+    ...(wantsKeywords ? { keywordsApplied: Boolean(hotwords) } : {}),
+    ...(text?.redactedEntities ? { redactedEntities: text.redactedEntities } : {}),
+    ...(text?.namesRedacted === false ? { namesRedacted: false as const } : {}),
     transcription: joinWords(segments.map((s) => s.text).filter(Boolean)),
     language: options.language === 'multi' ? detectedLanguage(segments, recognizer) : options.language,
     words: options.wordTimestamps ? labelled : [],
@@ -265,6 +292,11 @@ function detectedLanguage(segments: TranscribedSegment[], recognizer: Recognizer
     }
   }
   return best ?? recognizer.languages.find((l) => l !== 'multi') ?? 'multi';
+}
+
+/** The language whose number rules apply to the words: the requested one, or for "multi" the recogniser's first real one. */
+function textLanguage(language: string, recognizer: Recognizer): string {
+  return language !== 'multi' ? language : (recognizer.languages.find((l) => l !== 'multi') ?? 'en');
 }
 
 /** Resamples in blocks with a yield between them, so a long upload never stalls the event loop. */

@@ -19,7 +19,7 @@
  */
 import { HeldAudio } from '../audio/held-audio.js';
 import { createStreamingResampler, resample, type StreamingResampler } from '../audio/resample.js';
-import type { Diarizer, RecognizedSegment, Recognizer, RecognizerStream, VoiceActivityDetector } from '../engines/types.js';
+import type { Diarizer, Hotword, RecognizedSegment, Recognizer, RecognizerStream, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, OverloadedError } from '../errors.js';
 import { assignSpeakers, labelSingleSpeaker } from './speakers.js';
 import { assembleWords, wordConfidences } from './words.js';
@@ -41,6 +41,8 @@ export interface StreamingOptions {
   leadSeconds?: number;
   /** Shared by every session of the server; without it every partial runs. */
   partialBudget?: PartialBudget;
+  /** Keywords to boost, for recognisers that can (sherpa hotwords). */
+  hotwords?: Hotword[];
 }
 
 /**
@@ -280,7 +282,7 @@ export class StreamingTranscription {
     const { recognizer } = this.engines;
     if (!recognizer.openStream) return;
     try {
-      u.stream = await recognizer.openStream({ signal: this.abort.signal });
+      u.stream = await recognizer.openStream({ signal: this.abort.signal, ...(this.options.hotwords ? { hotwords: this.options.hotwords } : {}) });
     } catch (err) {
       // Streams are bounded per inference process: past the bound, this utterance is re-decoded.
       if (!(err instanceof OverloadedError)) throw err;
@@ -360,7 +362,7 @@ export class StreamingTranscription {
   private async redecode(from: number, to: number): Promise<RecognizedSegment> {
     const { recognizer } = this.engines;
     const samples = await resample(this.audio.slice(from, to), this.rate, recognizer.sampleRate);
-    return recognizer.recognize(samples, { language: this.options.language, signal: this.abort.signal });
+    return recognizer.recognize(samples, { language: this.options.language, signal: this.abort.signal, ...(this.options.hotwords ? { hotwords: this.options.hotwords } : {}) });
   }
 
   /** Timed words of a result for audio [from, to); speakers told apart on finals when asked. */

@@ -87,6 +87,8 @@ async function transcribeWith(
       signal,
       utterancePauseSeconds: deps.utterancePauseSeconds,
       decoding: deps.decoding,
+      ...(options.keywords?.length ? { keywords: options.keywords } : {}),
+      text: { numerals: options.numerals, format: options.format, redactPci: options.redactPci, redactPii: options.redactPii },
     },
     { vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
   );
@@ -102,6 +104,9 @@ async function transcribeWith(
     duration,
     metadata: { filename: options.filename, duration, fileSize: input.bytes.byteLength },
   };
+  if (transcript.keywordsApplied !== undefined) result.keywords_applied = transcript.keywordsApplied;
+  if (transcript.redactedEntities) result.redacted_entities = transcript.redactedEntities;
+  if (transcript.namesRedacted === false) result.names_redacted = false;
 
   const want: TraitRequest = { age: options.ageDetection, gender: options.genderDetection, emotions: options.emotionDetection };
   if (want.age || want.gender || want.emotions) {

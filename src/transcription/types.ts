@@ -1,5 +1,6 @@
 /** Domain types of transcription, shared by the route, the service and jobs. */
 import type { AgeGroup, Emotions } from '../voice-analysis/types.js';
+import type { Keyword } from './options/keywords.js';
 
 export type { AgeGroup, Emotions };
 
@@ -15,6 +16,16 @@ export interface TranscriptionOptions {
   emotionDetection: boolean;
   /** metadata.filename: URL's last path segment, X-Filename / filename query, else "audio". */
   filename: string;
+  /** Words to boost (`keywords`); unset or empty = none. Optional so job rows stored before these options still read. */
+  keywords?: Keyword[];
+  /** Spoken numbers as digits (`numerals`). */
+  numerals?: boolean;
+  /** Sentence case and end punctuation (`format`). */
+  format?: boolean;
+  /** Card numbers, CVV, expiry, bank account and routing numbers become placeholders (`redact_pci`). */
+  redactPci?: boolean;
+  /** Emails, phone numbers, national ids, dates of birth, addresses become placeholders (`redact_pii`). */
+  redactPii?: boolean;
 }
 
 export interface Word {
@@ -51,6 +62,12 @@ export interface TranscriptionResult {
   emotions?: Emotions;
   /** Per-speaker analysis when diarize and an analysis flag are set (an addition to the spec). */
   speakers?: SpeakerBreakdown[];
+  /** With `keywords`: whether the recogniser boosted them (false: it cannot, and they were ignored). */
+  keywords_applied?: boolean;
+  /** With `redact_pci`/`redact_pii`: the placeholders put in, e.g. "[CREDITCARDNUMBER_1]". */
+  redacted_entities?: string[];
+  /** With `redact_pii`: false, as names need a named-entity pack and none is installed. */
+  names_redacted?: boolean;
   metadata: {
     filename: string;
     duration: number;

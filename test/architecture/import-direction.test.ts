@@ -19,6 +19,7 @@ const RANKS: Record<string, number> = {
   lifecycle: 0,
   audio: 1,
   net: 1,
+  text: 1,
   engines: 2,
   store: 2,
   models: 3,

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { languageCode, scanModelPacks } from '../../src/models/detect.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
+import { buildPunctuationConfig } from '../../src/engines/sherpa-punctuation.js';
 
 const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
@@ -27,7 +28,8 @@ describe('scanModelPacks', () => {
 
     const kws = byId.get('sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile')!;
     assert.equal(kws.kind, 'asr-online-transducer');
-    assert.deepEqual(Object.keys(kws.files).sort(), ['decoder', 'encoder', 'joiner', 'tokens']);
+    assert.deepEqual(Object.keys(kws.files).sort(), ['bpeModel', 'bpeVocab', 'decoder', 'encoder', 'joiner', 'tokens']);
+    assert.equal(kws.hotwords, true, 'the zipformer family declares a transducer with its BPE files able to boost keywords');
     assert.equal(base(kws.files.encoder), 'encoder-epoch-12-avg-2-chunk-16-left-64.int8.patched.onnx');
     assert.equal(base(kws.files.joiner), 'joiner-epoch-12-avg-2-chunk-16-left-64.int8.onnx');
     assert.deepEqual(kws.languages, ['en']);
@@ -119,9 +121,29 @@ describe('scanModelPacks', () => {
       ['test_wavs'],
     );
 
+    // Punctuation packs as upstream's archives unpack (no weights here: the layout is what is tested).
+    make('sherpa-onnx-punct-ct-transformer-zh-en-vocab272727-2024-04-12', ['model.onnx', 'tokens.json']);
+    make('sherpa-onnx-online-punct-en-2024-08-06', ['model.onnx', 'bpe.vocab']);
+    // An offline zipformer as upstream ships it: bpe.model and no bpe.vocab (derived when loaded).
+    make('sherpa-onnx-zipformer-small-en-2023-06-26', ['encoder-epoch-99-avg-1.onnx', 'decoder-epoch-99-avg-1.onnx', 'joiner-epoch-99-avg-1.onnx', 'tokens.txt', 'bpe.model']);
+
     const { packs, problems } = await scanModelPacks(dir);
     assert.deepEqual(problems, []);
     const byId = new Map(packs.map((p) => [p.id, p]));
+    const ct = byId.get('sherpa-onnx-punct-ct-transformer-zh-en-vocab272727-2024-04-12')!;
+    assert.equal(ct.kind, 'punctuation-ct-transformer');
+    assert.deepEqual(Object.keys(ct.files), ['model']);
+    assert.deepEqual(buildPunctuationConfig(ct), { model: { ctTransformer: ct.files.model, numThreads: 1, provider: 'cpu', debug: 0 } });
+    const online = byId.get('sherpa-onnx-online-punct-en-2024-08-06')!;
+    assert.equal(online.kind, 'punctuation-cnn-bilstm');
+    assert.deepEqual(online.languages, ['en']);
+    assert.deepEqual(buildPunctuationConfig(online), { model: { cnnBilstm: online.files.model, bpeVocab: online.files.bpeVocab, numThreads: 1, provider: 'cpu', debug: 0 } });
+    assert.throws(() => buildPunctuationConfig({ ...online, files: { model: online.files.model! } }), /bpeVocab/);
+    const small = byId.get('sherpa-onnx-zipformer-small-en-2023-06-26')!;
+    assert.equal(small.kind, 'asr-offline-transducer');
+    assert.equal(small.hotwords, true, 'bpe.model alone lets a transducer boost keywords');
+    assert.equal(byId.get('sherpa-onnx-zipformer-en-2023-06-26')!.hotwords, false, 'without BPE files it cannot');
+    assert.equal(byId.get('sherpa-onnx-nemo-parakeet-tdt-0.6b-v2-int8')!.hotwords, false, 'NeMo packs do not use icefall BPE hotwords');
     const whisper = byId.get('sherpa-onnx-whisper-tiny')!;
     assert.equal(whisper.kind, 'asr-whisper');
     assert.equal(base(whisper.files.encoder), 'tiny-encoder.int8.onnx');

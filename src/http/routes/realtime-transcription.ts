@@ -17,14 +17,11 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
+import { applyToLiveTranscript, liveTranscriptionOptions, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
+import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
-import {
-  TranscriptionSocketQuery,
-  transcriptOptionsNotApplied,
-  transcriptTextOptions,
-  type TranscriptionSocketQueryValues,
-} from '../schemas/realtime.js';
+import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
 import { TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
 
 export interface RealtimeTranscriptionOptions {
@@ -50,9 +47,9 @@ interface SocketSettings {
   endpointing: boolean;
   sentenceTimestamps: boolean;
   fullTranscript: boolean;
-  /** Fields added to every transcript: the transcript options asked for and not applied. */
-  notApplied: Record<string, false>;
   idleTimeoutMs: number;
+  /** keywords, numerals, format, redaction. */
+  options: LiveTranscriptionOptions;
 }
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
@@ -77,8 +74,8 @@ function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscri
     endpointing: q.endpointing !== 'false',
     sentenceTimestamps: q.sentence_timestamps === 'true',
     fullTranscript: q.full_transcript === 'true',
-    notApplied: transcriptOptionsNotApplied(transcriptTextOptions(q)),
     idleTimeoutMs: idleTimeoutFromQuery(q.timeout, options.sockets.limits),
+    options: liveTranscriptionOptions(transcriptionOptionsFromQuery(q), q.language ?? 'en', eouMs / 1000),
   };
 }
 
@@ -147,8 +144,10 @@ class TranscriptionSocket {
     this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
   }
 
-  private transcriptMessage(event: TranscriptEvent) {
+  private transcriptMessage(heard: TranscriptEvent) {
     const { settings } = this;
+    // Numerals, redaction and formatting change the transcript before anything is kept or sent.
+    const event = { ...heard, ...applyToLiveTranscript(heard, settings.options) };
     // Words are timed for sentence_timestamps too; they are sent only when asked for.
     const words = !settings.wordTimestamps ? undefined : this.live ? event.words.map((w) => ({ ...w, speaker: speakerNumber(w.speaker) })) : event.words;
     if (event.is_final && event.transcript) this.finals.push(event.transcript);
@@ -161,7 +160,6 @@ class TranscriptionSocket {
       language: settings.language,
       ...(settings.sentenceTimestamps && { utterances: utterancesOf(event, this.live) }),
       ...(settings.fullTranscript && { full_transcript: full }),
-      ...settings.notApplied,
     };
   }
 
@@ -275,6 +273,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
           let handler: TranscriptionSocket | undefined;
           try {
             const installed = checkInstalled(engines, settings);
+            if (settings.options.hotwords) settings.options.keywordsApplied = Boolean(installed.recognizer.supportsHotwords);
             const decoder = await createStreamDecoder(settings.encoding, settings.sampleRate);
             const stt = await StreamingTranscription.create(
               installed,
@@ -288,6 +287,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
                 partialIntervalSeconds: options.sockets.limits.partialIntervalMs / 1000,
                 maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
                 partialBudget,
+                ...(settings.options.hotwords ? { hotwords: settings.options.hotwords } : {}),
               },
               (event) => handler?.send(event),
             );

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
 import { wavesErrors } from '../schemas/common.js';
-import { CurrentTranscriptionQuery, TranscriptionQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
+import { CurrentTranscriptionQuery, TranscriptionQuery, transcriptionOptionsFromQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
 import type { RouteLayout } from './product-names.js';
 
 export interface TranscriptionRouteOptions {
@@ -84,6 +84,8 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         const q = request.query as CurrentTranscriptionQueryValues;
         const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
         const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
+        // Checked before any audio is read or stored.
+        const requestedOptions = transcriptionOptionsFromQuery(q);
         const webhookUrl = q.webhook_url;
         if (q.webhook_extra !== undefined && webhookUrl === undefined) throw new InvalidRequestError('webhook_extra needs webhook_url');
         if (webhookUrl !== undefined) {
@@ -127,6 +129,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           genderDetection: flag(q.gender_detection),
           emotionDetection: flag(q.emotion_detection),
           filename,
+          ...requestedOptions,
         };
 
         if (webhookUrl !== undefined) {

@@ -54,11 +54,10 @@ const transcription = (speaker: TSchema) =>
       }),
     ),
     full_transcript: Type.Optional(Type.String({ description: 'With full_transcript=true: every final so far, then this partial' })),
-    keywords_applied: Type.Optional(Type.Literal(false, { description: 'keywords were given and are accepted, not applied' })),
-    numerals_applied: Type.Optional(Type.Literal(false)),
-    format_applied: Type.Optional(Type.Literal(false)),
-    redact_pii_applied: Type.Optional(Type.Literal(false)),
-    redact_pci_applied: Type.Optional(Type.Literal(false)),
+    keywords_applied: Type.Optional(Type.Boolean({ description: 'With keywords: whether the recogniser boosted them (false: it cannot)' })),
+    redacted_entities: Type.Optional(
+      Type.Array(Type.String(), { description: 'With redact_pci or redact_pii: the placeholders of this message, such as [CREDITCARDNUMBER_1]' }),
+    ),
   });
 const Transcription = transcription(Type.String({ description: 'speaker_0, speaker_1, …' }));
 const LiveTranscription = transcription(Type.Integer({ description: '0, 1, …' }));

@@ -5,10 +5,9 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ModelGeneration } from '../../engines/types.js';
 import { SPEECH_MODEL_SPELLINGS, TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
-import { InvalidRequestError } from '../../errors.js';
 import { MAX_REQUEST_ID_CHARS } from './common.js';
 import { speechRequestSchema, type SpeechBody } from './speech-request.js';
-import { TranscriptionQuery } from './transcription-query.js';
+import { TranscriptionQuery, transcriptionOptionsQuery } from './transcription-query.js';
 
 const token = Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'API key, for browsers that cannot send Authorization (less safe: URLs get logged)' }));
 const timeout = Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'must be a whole number of seconds' }));
@@ -49,71 +48,6 @@ const flag = (description: string) => Type.Optional(Type.String({ enum: ['true',
 
 export const sttEncodings = ['linear16', 'linear32', 'mulaw', 'alaw', 'opus', 'ogg_opus'] as const;
 
-/**
- * Transcript options (keyword boosting, numerals, formatting, redaction): parsed and checked in
- * one place, so a bad value is a 400 naming the rule and whatever applies them has one input.
- */
-export const TranscriptTextQuery = Type.Object({
-  keywords: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 2048, description: 'Words to boost: word:weight pairs, comma-separated (weight > 0)' }),
-  ),
-  numerals: Type.Optional(Type.String({ enum: ['true', 'false', 'auto'], description: 'Spoken numbers as digits' })),
-  format: flag('Sentence case and end punctuation'),
-  redact_pii: flag('Replace personal information with placeholders'),
-  redact_pci: flag('Replace payment card information with placeholders'),
-});
-export type TranscriptTextQueryValues = Static<typeof TranscriptTextQuery>;
-
-/** Most keywords one request may boost. */
-export const MAX_KEYWORDS = 100;
-const MAX_KEYWORD_CHARS = 100;
-
-export interface TranscriptTextOptions {
-  keywords: { word: string; weight: number }[];
-  numerals: boolean | 'auto';
-  format: boolean;
-  redactPii: boolean;
-  redactPci: boolean;
-}
-
-/** The transcript options of a query; throws the 400's sentence for a keyword list that breaks a rule. */
-export function transcriptTextOptions(q: TranscriptTextQueryValues): TranscriptTextOptions {
-  const keywords = (q.keywords ?? '')
-    .split(',')
-    .filter((item) => item.trim() !== '')
-    .map((item) => {
-      const at = item.lastIndexOf(':');
-      const word = (at < 0 ? item : item.slice(0, at)).trim();
-      const weight = at < 0 ? NaN : Number(item.slice(at + 1));
-      if (!word || word.length > MAX_KEYWORD_CHARS) throw new InvalidRequestError(`keywords must be word:weight pairs with words of 1 to ${MAX_KEYWORD_CHARS} characters`);
-      if (!Number.isFinite(weight) || weight <= 0) throw new InvalidRequestError(`keywords must be word:weight pairs with a weight greater than 0 ("${item.trim()}")`);
-      return { word, weight };
-    });
-  if (keywords.length > MAX_KEYWORDS) throw new InvalidRequestError(`keywords must hold at most ${MAX_KEYWORDS} words`);
-  return {
-    keywords,
-    numerals: q.numerals === 'auto' ? 'auto' : q.numerals === 'true',
-    format: q.format === 'true',
-    redactPii: q.redact_pii === 'true',
-    redactPci: q.redact_pci === 'true',
-  };
-}
-
-/**
- * The `<option>_applied: false` fields for each transcript option asked for: this server accepts
- * them but does not yet change the transcript for them, and says so on every transcript.
- */
-export function transcriptOptionsNotApplied(o: TranscriptTextOptions): Record<string, false> {
-  const asked: [string, boolean][] = [
-    ['keywords_applied', o.keywords.length > 0],
-    ['numerals_applied', o.numerals !== false],
-    ['format_applied', o.format],
-    ['redact_pii_applied', o.redactPii],
-    ['redact_pci_applied', o.redactPci],
-  ];
-  return Object.fromEntries(asked.filter(([, on]) => on).map(([name]) => [name, false]));
-}
-
 export const TranscriptionSocketQuery = Type.Object({
   token,
   model: Type.Optional(Type.String({ enum: [...TRANSCRIPTION_MODEL_SPELLINGS], description: 'The recogniser (every name serves the installed one)' })),
@@ -127,7 +61,7 @@ export const TranscriptionSocketQuery = Type.Object({
   endpointing: flag('Finalise an utterance after eou_timeout_ms of silence (false: only on finalize, close_stream or the utterance bound)'),
   sentence_timestamps: flag('Add utterances: each sentence with its start and end'),
   full_transcript: flag('Add full_transcript: every final so far, and the partial'),
-  ...TranscriptTextQuery.properties,
   timeout: timeout,
+  ...transcriptionOptionsQuery,
 });
 export type TranscriptionSocketQueryValues = Static<typeof TranscriptionSocketQuery>;

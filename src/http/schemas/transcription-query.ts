@@ -1,6 +1,8 @@
 /** Query parameters of POST /api/v1/stt/get_text (interface.md), and of the current layout's POST /waves/v1/stt. */
 import { Type, type Static } from '@sinclair/typebox';
 import { TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
+import { parseKeywords } from '../../transcription/options/keywords.js';
+import type { TranscriptionOptions } from '../../transcription/types.js';
 import { StringEnum } from './common.js';
 
 export const sttLanguages = [
@@ -10,6 +12,36 @@ export const sttLanguages = [
 
 // Booleans are the strings true/false only (nothing is coerced: "1" or "yes" is a 400).
 const flag = (description: string) => Type.Optional(StringEnum(['true', 'false'], { description }));
+
+/**
+ * The transcription options both layouts and the live socket take: keyword boosting, digits,
+ * formatting, redaction. `keywords` may come once (comma-separated) or repeated.
+ */
+export const transcriptionOptionsQuery = {
+  keywords: Type.Optional(
+    Type.Union([Type.String({ maxLength: 6000 }), Type.Array(Type.String({ maxLength: 6000 }), { maxItems: 100 })], {
+      description: 'word:weight entries, comma-separated (at most 100, 50 characters each, weights above 0 up to 10)',
+    }),
+  ),
+  numerals: Type.Optional(StringEnum(['true', 'false', 'auto'], { description: 'Spoken numbers as digits; auto (the default) leaves them as spoken' })),
+  format: flag('Sentence case and end punctuation'),
+  redact_pci: flag('Replace card numbers, CVV, expiry, bank account and routing numbers with placeholders'),
+  redact_pii: flag('Replace emails, phone numbers, national ids, dates of birth and addresses with placeholders'),
+};
+
+type TranscriptionOptionsQueryValues = Partial<Record<'numerals' | 'format' | 'redact_pci' | 'redact_pii', string>> & { keywords?: string | string[] };
+
+/** The options of transcriptionOptionsQuery as the use case takes them; a bad `keywords` throws InvalidRequestError naming the rule. */
+export function transcriptionOptionsFromQuery(q: TranscriptionOptionsQueryValues): Pick<TranscriptionOptions, 'keywords' | 'numerals' | 'format' | 'redactPci' | 'redactPii'> {
+  const keywords = q.keywords === undefined ? undefined : parseKeywords(Array.isArray(q.keywords) ? q.keywords.join(',') : q.keywords);
+  return {
+    ...(keywords ? { keywords } : {}),
+    numerals: q.numerals === 'true',
+    format: q.format === 'true',
+    redactPci: q.redact_pci === 'true',
+    redactPii: q.redact_pii === 'true',
+  };
+}
 
 export const TranscriptionQuery = Type.Object({
   model: Type.Optional(Type.String({ enum: [...TRANSCRIPTION_MODEL_SPELLINGS], description: 'The one recogniser pipeline, under any of its names' })),
@@ -22,6 +54,7 @@ export const TranscriptionQuery = Type.Object({
   gender_detection: flag('Predict the gender'),
   emotion_detection: flag('Predict emotion scores'),
   filename: Type.Optional(Type.String({ maxLength: 255, description: 'metadata.filename for raw uploads (or X-Filename header)' })),
+  ...transcriptionOptionsQuery,
 });
 
 export type TranscriptionQueryValues = Static<typeof TranscriptionQuery>;

@@ -14,6 +14,8 @@ export interface Detected {
   languages: string[];
   /** The main ONNX file, whose metadata is recorded. */
   main?: string;
+  /** The pack can boost keywords (sherpa-onnx hotwords); see ModelPack.hotwords. */
+  hotwords?: boolean;
 }
 
 /** A recognised pack, or the reason a folder that looks like this family is not usable. */
@@ -70,6 +72,11 @@ export class PackFolder {
 
   get bpeVocab(): Record<string, string> {
     return this.names.includes('bpe.vocab') ? { bpeVocab: this.abs('bpe.vocab') } : {};
+  }
+
+  /** The SentencePiece model upstream packs ship (the vocabulary is derived from it when bpe.vocab is missing). */
+  get bpeModel(): Record<string, string> {
+    return this.names.includes('bpe.model') ? { bpeModel: this.abs('bpe.model') } : {};
   }
 
   /**

@@ -13,6 +13,7 @@ import { moonshine } from './moonshine.js';
 import { nemo } from './nemo.js';
 import { paraformer } from './paraformer.js';
 import { piperVits } from './piper-vits.js';
+import { punctuation } from './punctuation.js';
 import { pocket } from './pocket.js';
 import { segmentation } from './segmentation.js';
 import { senseVoice } from './sense-voice.js';
@@ -23,7 +24,8 @@ import { zipformer } from './zipformer.js';
 import { zipvoice } from './zipvoice.js';
 
 export const MODEL_FAMILIES: readonly ModelFamily[] = [
-  // Told apart by a file of their own.
+  // Told apart by a file of their own, or (punctuation) by their release name.
+  punctuation,
   audioTagging,
   sileroVad,
   whisper,

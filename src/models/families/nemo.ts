@@ -15,7 +15,8 @@ export const nemo: ModelFamily = {
       let languages = languagesFromName(folder.id);
       if (/parakeet-tdt-0\.6b-v3/i.test(folder.lower)) languages = ['multi'];
       if (languages.length === 0) languages = ['en'];
-      return { kind: 'asr-nemo-transducer', files: transducer.files, languages, main: folder.abs(transducer.encoder) };
+      // Hotwords are spelt with an icefall BPE vocabulary, which NeMo packs do not have.
+      return { kind: 'asr-nemo-transducer', files: transducer.files, languages, main: folder.abs(transducer.encoder), hotwords: false };
     }
     if (!folder.tokens) return undefined;
     const { model, metadata } = folder.single;

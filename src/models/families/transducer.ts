@@ -18,7 +18,7 @@ export function transducerFiles(folder: PackFolder): TransducerFiles | { problem
   if (!decoder || !folder.tokens) return { problem: 'transducer pack needs encoder, decoder and joiner .onnx files and tokens.txt' };
   const { metadata } = folder.metadataOf(encoder);
   const abs = (n: string) => folder.abs(n);
-  return { encoder, metadata, files: { encoder: abs(encoder), decoder: abs(decoder), joiner: abs(joiner), tokens: abs(folder.tokens), ...folder.bpeVocab } };
+  return { encoder, metadata, files: { encoder: abs(encoder), decoder: abs(decoder), joiner: abs(joiner), tokens: abs(folder.tokens), ...folder.bpeVocab, ...folder.bpeModel } };
 }
 
 export function isNemo(folder: PackFolder, modelType: string | undefined): boolean {

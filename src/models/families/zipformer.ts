@@ -16,7 +16,15 @@ export const zipformer: ModelFamily = {
       const { metadata, encoder } = transducer;
       const online =
         /streaming|kws|online/i.test(folder.lower) || /chunk/i.test(encoder) || 'decode_chunk_len' in metadata || /streaming/i.test(metadata.comment ?? '');
-      return { kind: online ? 'asr-online-transducer' : 'asr-offline-transducer', files: transducer.files, languages: languagesFromName(folder.id), main: folder.abs(encoder) };
+      // Icefall transducers boost hotwords (modified beam search) when their BPE vocabulary is there to spell them.
+      const hotwords = Boolean(transducer.files.bpeVocab ?? transducer.files.bpeModel);
+      return {
+        kind: online ? 'asr-online-transducer' : 'asr-offline-transducer',
+        files: transducer.files,
+        languages: languagesFromName(folder.id),
+        main: folder.abs(encoder),
+        hotwords,
+      };
     }
     if (!folder.tokens || !/zipformer.*ctc|ctc.*zipformer/i.test(folder.lower)) return undefined;
     const { model } = folder.single;

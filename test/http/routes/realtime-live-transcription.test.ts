@@ -79,8 +79,8 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
     for (const m of all) {
       assert.equal(typeof m.session_id, 'string');
       assert.equal(m.language, 'en');
-      // format=true is accepted and reported as not applied.
-      assert.equal(m.format_applied, false);
+      // format=true: a final is sentence-cased and ends in punctuation.
+      if (m.is_final && m.transcript) assert.match(m.transcript, /^[A-Z0-9[].*[.?!]$/, m.transcript);
       assert.equal(m.utterances, undefined, 'sentence_timestamps=false');
     }
     const words = finals.flatMap((m) => m.words);
@@ -94,7 +94,7 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
     assert.ok(wer < 0.5, `WER ${wer}: ${text}`);
   });
 
-  it("Pipecat's query string: partials, a final on its finalize, then is_last on close_stream, with the not-applied options named", async () => {
+  it("Pipecat's query string: partials, a final on its finalize, then is_last on close_stream, formatted, nothing redacted", async () => {
     const socket = await open(`/waves/v1/stt/live?${PIPECAT_QUERY}`);
     await stream(socket, pcmOf(SPEECH), 3200, 20);
     socket.send({ type: 'finalize' });
@@ -106,9 +106,8 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
     assert.ok(all.some((m) => m.is_final && m.transcript && !m.is_last), 'a final before the end');
     assert.equal(all.at(-1).is_last, true);
     for (const m of all) {
-      assert.equal(m.numerals_applied, false, 'numerals=auto is accepted, not applied');
-      assert.equal(m.format_applied, false);
-      assert.equal(m.redact_pii_applied, undefined, 'not asked for');
+      assert.equal(m.redacted_entities, undefined, 'redaction not asked for');
+      if (m.is_final && m.transcript) assert.match(m.transcript, /^[A-Z0-9[].*[.?!]$/, m.transcript);
       assert.equal(m.full_transcript, undefined);
       assert.deepEqual(m.words, [], 'word_timestamps=false');
     }
@@ -126,7 +125,7 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
       assert.ok(Array.isArray(m.utterances) && m.utterances.length >= 1, JSON.stringify(m));
       assert.equal(m.utterances.map((u: any) => u.text).join(' '), m.transcript);
       for (const u of m.utterances) assert.ok(u.start >= m.start - 0.001 && u.end <= m.end + 0.001 && u.end > u.start);
-      assert.equal(m.keywords_applied, false);
+      assert.equal(m.keywords_applied, true, 'the streaming transducer boosts keywords');
     }
     // The running transcript: every final so far.
     const last = all.at(-1);
@@ -154,7 +153,7 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
       ['model=pulse-ultra', 'model must be one of stt, pulse, pulse-pro'],
       ['numerals=yes', 'numerals must be one of true, false, auto'],
       ['endpointing=1', 'endpointing must be one of true, false'],
-      ['keywords=NVIDIA:0', 'keywords must be word:weight pairs with a weight greater than 0 ("NVIDIA:0")'],
+      ['keywords=NVIDIA:0', 'keyword weights must be numbers greater than 0 and at most 10 (got "0" for "NVIDIA")'],
       ['eou_timeout_ms=50', 'eou_timeout_ms must be between 100 and 10000'],
       ['language=xx', 'language must be one of'],
     ];

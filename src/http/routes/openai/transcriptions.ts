@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError } from '../../../errors.js';
+import { keywordsFromPrompt } from '../../../transcription/options/keywords.js';
 import type { Transcribe, TranscriptionResult } from '../../../transcription/types.js';
 import { acceptFormData, type FormData } from '../../plugins/form-data.js';
 import { SseStream } from '../../plugins/sse.js';
@@ -182,7 +183,9 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    // `prompt` and `temperature` are accepted: Parley's recognisers take neither a prompt nor a temperature.
+    // `temperature` is accepted and unused. The words of `prompt` (names, jargon to expect) are
+    // boosted as keywords where the recogniser can; the others ignore them.
+    const keywords = form.prompt ? keywordsFromPrompt(form.prompt) : [];
     const result = await options.transcribe(
       { bytes: form.file.bytes, contentType: form.file.contentType },
       {
@@ -194,6 +197,7 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
         genderDetection: form.genderDetection,
         emotionDetection: form.emotionDetection,
         filename: form.file.filename,
+        ...(keywords.length ? { keywords } : {}),
       },
       { requestId: request.id, signal: abort.signal },
     );

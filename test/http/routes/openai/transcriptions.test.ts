@@ -165,7 +165,8 @@ describe('POST /v1/audio/transcriptions', { skip: NEEDS }, () => {
       // Parley's own fields go through as extra form fields.
       ...({ gender_detection: 'true' } as object),
     })) as OpenAI.Audio.TranscriptionVerbose & { parley?: { gender?: string; analyzers?: Record<string, string> } };
-    assert.equal(result.text, verbose.text);
+    // The prompt's words are boosted as keywords, so the text may differ from the unprompted one; the words stay the speech's.
+    assert.ok(result.text.split(' ').filter((w) => verbose.text.split(' ').includes(w)).length >= result.text.split(' ').length * 0.8, result.text);
     assert.ok(['male', 'female'].includes(result.parley?.gender ?? ''), JSON.stringify(result.parley));
     assert.ok(result.parley?.analyzers?.gender);
   });

@@ -1,0 +1,163 @@
+/**
+ * The text options of a transcription (`numerals`, `redact_pci`, `redact_pii`, `format`) applied
+ * to timed words, in that order: spoken numbers become digits (always, when redacting, so that
+ * spoken digits are found; the digits are only kept when `numerals` is set), found entities become
+ * numbered placeholders, and the result is put in sentence case with end punctuation.
+ *
+ * Times are kept: a number or placeholder over several words starts at the first one's start and
+ * ends at the last one's end. A placeholder's number is stable for the same value within one
+ * call: the same card number said twice is [CREDITCARDNUMBER_1] both times. Nothing here keeps
+ * the unredacted words after it returns.
+ */
+import { inverseNumberWordsFor, type NormalisedToken } from '../../text/inverse-number-words/index.js';
+import { formatWords } from './format.js';
+import { findEntities, type EntitySpan } from './redact.js';
+
+export interface TextOptions {
+  /** ISO 639-1 code of the words; numbers are rewritten only in languages with an inverse normaliser. */
+  language: string;
+  numerals: boolean;
+  format: boolean;
+  redactPci: boolean;
+  redactPii: boolean;
+  /** A pause this long ends a sentence for `format`. */
+  pauseSeconds: number;
+  /** Live partials: when redacting, any digit run this long is redacted too (it may be an unfinished card number). */
+  redactDigitRunsFrom?: number;
+}
+
+/** The text options as a request gives them; unset means off. */
+export type RequestedTextOptions = Partial<Pick<TextOptions, 'numerals' | 'format' | 'redactPci' | 'redactPii'>>;
+
+export interface TimedText {
+  word: string;
+  start: number;
+  end: number;
+  confidence?: number | null;
+}
+
+export interface TextOptionsOutcome<T> {
+  words: T[];
+  /** The placeholders put in, in order of first appearance; set when redacting. */
+  redactedEntities?: string[];
+  /** false when PII redaction was asked for: names need a named-entity pack, and none is installed. */
+  namesRedacted?: false;
+}
+
+export function wantsTextOptions(options: RequestedTextOptions): boolean {
+  return Boolean(options.numerals || options.format || options.redactPci || options.redactPii);
+}
+
+/** The text options of a request for words in `language`, or undefined when none is set. */
+export function textOptionsFor(requested: RequestedTextOptions | undefined, language: string, pauseSeconds: number): TextOptions | undefined {
+  if (!requested || !wantsTextOptions(requested)) return undefined;
+  return {
+    language,
+    pauseSeconds,
+    numerals: Boolean(requested.numerals),
+    format: Boolean(requested.format),
+    redactPci: Boolean(requested.redactPci),
+    redactPii: Boolean(requested.redactPii),
+  };
+}
+
+/** A piece of output: its text and the inclusive range of input words it replaces. */
+interface Piece {
+  text: string;
+  from: number;
+  to: number;
+}
+
+export function applyTextOptions<T extends TimedText>(words: readonly T[], options: TextOptions): TextOptionsOutcome<T> {
+  const redacting = options.redactPci || options.redactPii;
+  const outcome: TextOptionsOutcome<T> = { words: [...words] };
+  if (redacting) outcome.redactedEntities = [];
+  if (options.redactPii) outcome.namesRedacted = false;
+  if (words.length === 0) return outcome;
+
+  const normaliser = options.numerals || redacting ? inverseNumberWordsFor(options.language) : undefined;
+  const identity = (): NormalisedToken[] => words.map((w, i) => ({ text: w.word, from: i, to: i, numeric: false }));
+  const normalised = normaliser ? normaliser.normalise(words.map((w) => w.word)) : identity();
+  let pieces: Piece[] = options.numerals ? normalised : identity();
+
+  if (redacting) {
+    const spans = findEntities(
+      normalised.map((t) => t.text),
+      { pci: options.redactPci, pii: options.redactPii, ...(options.redactDigitRunsFrom ? { digitRunsFrom: options.redactDigitRunsFrom } : {}) },
+    ).map((s) => ({ ...s, from: normalised[s.from]!.from, to: normalised[s.to]!.to }));
+    pieces = replaceSpans(pieces, spans, outcome.redactedEntities!);
+  }
+
+  let out = pieces.map((p) => mergedWord(words, p));
+  if (options.format) out = formatWords(out, options.pauseSeconds);
+  outcome.words = out;
+  return outcome;
+}
+
+/** Pieces with each span (over input word indices) replaced by its numbered placeholder. */
+function replaceSpans(pieces: Piece[], spans: EntitySpan[], placeholders: string[]): Piece[] {
+  const numbers = new Map<string, number>();
+  const counts = new Map<string, number>();
+  const out: Piece[] = [];
+  let lastSpan: EntitySpan | undefined;
+  let s = 0;
+  for (const piece of pieces) {
+    while (s < spans.length && spans[s]!.to < piece.from) s++;
+    const span = spans[s];
+    if (!span || span.from > piece.to) {
+      out.push(piece);
+      continue;
+    }
+    // Pieces of one span become one placeholder covering them all.
+    if (span === lastSpan) {
+      const last = out.at(-1)!;
+      last.to = Math.max(last.to, piece.to);
+      last.text = last.text.replace(/[.,!?;:]*$/, trailingMarks(piece.text)); // the marks after the span's last word
+      continue;
+    }
+    lastSpan = span;
+    const key = `${span.type}\u0000${span.value}`;
+    let n = numbers.get(key);
+    if (n === undefined) {
+      n = (counts.get(span.type) ?? 0) + 1;
+      counts.set(span.type, n);
+      numbers.set(key, n);
+      placeholders.push(`[${span.type}_${n}]`);
+    }
+    out.push({ text: `[${span.type}_${n}]${trailingMarks(piece.text)}`, from: Math.min(piece.from, span.from), to: Math.max(piece.to, span.to) });
+  }
+  return out;
+}
+
+function trailingMarks(text: string): string {
+  return /[.,!?;:]+$/.exec(text)?.[0] ?? '';
+}
+
+function mergedWord<T extends TimedText>(words: readonly T[], piece: Piece): T {
+  const first = words[piece.from]!;
+  if (piece.from === piece.to) return first.word === piece.text ? first : { ...first, word: piece.text };
+  const merged: T = { ...first, word: piece.text, end: words[piece.to]!.end };
+  if ('confidence' in first) {
+    const all = words.slice(piece.from, piece.to + 1).map((w) => w.confidence);
+    merged.confidence = all.every((c) => typeof c === 'number') ? Math.min(...(all as number[])) : null;
+  }
+  return merged;
+}
+
+/**
+ * The options applied to one finished (or partial) utterance of a live session: its transcript
+ * and words. Without word times (word_timestamps off) the transcript's words are processed with
+ * the utterance's span and only the transcript comes back changed.
+ */
+export function applyTextOptionsToUtterance<T extends TimedText>(
+  utterance: { transcript: string; words: T[]; start: number; end: number },
+  options: TextOptions,
+): { transcript: string; words: T[]; redactedEntities?: string[]; namesRedacted?: false } {
+  if (utterance.words.length > 0) {
+    const outcome = applyTextOptions(utterance.words, options);
+    return { ...outcome, transcript: outcome.words.map((w) => w.word).join(' ') };
+  }
+  const bare = utterance.transcript.split(/\s+/).filter(Boolean).map((word) => ({ word, start: utterance.start, end: utterance.end }));
+  const { words, ...rest } = applyTextOptions(bare, options);
+  return { ...rest, transcript: words.map((w) => w.word).join(' '), words: [] };
+}
