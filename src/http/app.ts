@@ -156,13 +156,17 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
   const admission = new Admission(config.admission);
+  /** Every family's requests: authenticated, charged to the account's rate limit, then admitted. */
+  const guard = (family: FastifyInstance, defaultRateFamily: 'synthesis' | 'transcription' | 'management') => {
+    family.addHook('onRequest', authenticate);
+    family.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? defaultRateFamily](request, reply));
+    family.addHook('onRequest', admission.hook);
+  };
 
   await app.register(
     async (speech) => {
       useErrorMapping(speech, 'speech', knownRoutes);
-      speech.addHook('onRequest', authenticate);
-      speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-      speech.addHook('onRequest', admission.hook);
+      guard(speech, 'management');
       await speech.register(voiceRoutes(deps));
       await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits }));
       if (deps.synthesis) {
@@ -198,9 +202,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   await app.register(
     async (stt) => {
       useErrorMapping(stt, 'stt', knownRoutes);
-      stt.addHook('onRequest', authenticate);
-      stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
-      stt.addHook('onRequest', admission.hook);
+      guard(stt, 'transcription');
       const { jobs, transcription } = deps;
       if (jobs) await stt.register(jobRoutes({ jobs }));
       if (deps.streamingEngines && deps.sockets) {
@@ -238,9 +240,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   await app.register(
     async (openai) => {
       useOpenAiErrors(openai, knownRoutes);
-      openai.addHook('onRequest', authenticate);
-      openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-      openai.addHook('onRequest', admission.hook);
+      guard(openai, 'management');
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
         for (const routes of openAiRoutes({ ...deps.openai, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
