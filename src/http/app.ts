@@ -165,12 +165,18 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
   const admission = new Admission(config.admission);
+  /** Every family's requests: authenticated, charged to the account's rate limit, then admitted. */
+  const guard = (family: FastifyInstance, defaultRateFamily: 'synthesis' | 'transcription' | 'management') => {
+    family.addHook('onRequest', authenticate);
+    family.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? defaultRateFamily](request, reply));
+    family.addHook('onRequest', admission.hook);
+  };
 
   // Every family is served under each prefix of the route table; the current layout answers its own error shape.
   for (const prefix of ROUTE_PREFIXES) {
-    await app.register(speechFamily(deps, prefix, { knownRoutes, authenticate, limiters, admission }), { prefix });
+    await app.register(speechFamily(deps, prefix, { knownRoutes, guard }), { prefix });
     for (const name of TRANSCRIPTION_ROUTE_NAMES) {
-      await app.register(sttFamily(deps, prefix, name, { knownRoutes, authenticate, limiters, admission }), { prefix: `${prefix}/${name}` });
+      await app.register(sttFamily(deps, prefix, name, { knownRoutes, guard }), { prefix: `${prefix}/${name}` });
     }
   }
 
@@ -179,9 +185,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   await app.register(
     async (openai) => {
       useOpenAiErrors(openai, knownRoutes);
-      openai.addHook('onRequest', authenticate);
-      openai.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-      openai.addHook('onRequest', admission.hook);
+      guard(openai, 'management');
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
         const realtime = { streamingEngines: deps.streamingEngines, sockets: deps.sockets };
@@ -197,10 +201,8 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
 /** What every family plugin shares: the route list for 405s, authentication and the rate limiters. */
 interface FamilyContext {
   knownRoutes: KnownRoutes;
-  /** Refuses work past the node's queue depth or the account's share, from the headers alone. */
-  admission: Admission;
-  authenticate: ReturnType<typeof bearerAuth>;
-  limiters: Record<'synthesis' | 'transcription' | 'management', ReturnType<typeof rateLimit>>;
+  /** Authenticates, charges the account's rate limit and admits each request of a family. */
+  guard: (family: FastifyInstance, defaultRateFamily: 'synthesis' | 'transcription' | 'management') => void;
 }
 
 /** The error family of a URL the router refused before any route was chosen. */
@@ -210,15 +212,13 @@ function familyOfUrl(url: string): RouteFamily {
 }
 
 /** Synthesis, voices, clones and dictionaries (and model admin on the legacy prefix) under one prefix. */
-function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authenticate, limiters, admission }: FamilyContext) {
+function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, guard }: FamilyContext) {
   const { config } = deps;
   const layout = layoutOf(prefix);
   const successorDocsUrl = config.publicDocsUrl;
   return async (speech: FastifyInstance) => {
     useErrorMapping(speech, layout === 'current' ? 'waves' : 'speech', knownRoutes);
-    speech.addHook('onRequest', authenticate);
-    speech.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'management'](request, reply));
-    speech.addHook('onRequest', admission.hook);
+    guard(speech, 'management');
     await speech.register(voiceRoutes({ voices: deps.voices, clonedVoices: deps.clonedVoices, layout, successorDocsUrl }));
     await speech.register(pronunciationDictRoutes({ dicts: deps.dicts, cache: deps.dictCache, limits: config.limits, layout }));
     if (deps.synthesis) {
@@ -242,14 +242,12 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, authent
 }
 
 /** Transcription and jobs under `<prefix>/<name>`; `POST /waves/v1/stt` (and `/stt/`) is the current layout's. */
-function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRoutes, authenticate, limiters, admission }: FamilyContext) {
+function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRoutes, guard }: FamilyContext) {
   const { config } = deps;
   const layout = layoutOf(prefix);
   return async (stt: FastifyInstance) => {
     useErrorMapping(stt, layout === 'current' ? 'waves' : 'stt', knownRoutes);
-    stt.addHook('onRequest', authenticate);
-    stt.addHook('onRequest', (request, reply) => limiters[request.routeOptions.config.rateFamily ?? 'transcription'](request, reply));
-    stt.addHook('onRequest', admission.hook);
+    guard(stt, 'transcription');
     const { jobs, transcription } = deps;
     if (jobs) await stt.register(jobRoutes({ jobs, layout }));
     if (transcription) {
