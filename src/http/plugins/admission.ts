@@ -5,7 +5,9 @@
  * most admission.accountShare of it; beyond either the answer is 503 with Retry-After and
  * `Connection: close`, so a refused request costs a header parse and a small write, never an
  * upload or a decode, and a client retrying at once cannot take the CPU from admitted work.
- * WebSocket upgrades are bounded by the socket limits instead.
+ * WebSocket upgrades are bounded by the socket limits instead, and a transcription submitted as a
+ * job (`webhook_url`) by the job queue: its request only stores the audio and answers at once, and
+ * clients submit those in bulk.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
@@ -30,6 +32,7 @@ export class Admission {
     const family = request.routeOptions.config.rateFamily;
     if (family !== 'synthesis' && family !== 'transcription') return;
     if (request.headers.upgrade !== undefined) return;
+    if (family === 'transcription' && (request.query as { webhook_url?: unknown } | undefined)?.webhook_url !== undefined) return;
     const depth = this.settings[family].maxInFlight;
     if (depth <= 0) return;
     const share = Math.max(1, Math.floor(depth * this.settings.accountShare));

@@ -58,3 +58,23 @@ describe('admission control', () => {
     assert.equal((await transcribe(third)).status, 200);
   });
 });
+
+describe('admission control and jobs', () => {
+  it('transcriptions submitted as jobs (webhook_url) are not held to the depth: they only store the audio', async () => {
+    const s = await startTestServer({
+      transcribe: wavTranscribe({ delayMs: 300 }),
+      config: { admission: { transcription: { maxInFlight: 1 } }, rateLimits: { transcription: { perMinute: 0 } }, logLevel: 'warn' },
+    });
+    try {
+      const hook = encodeURIComponent('http://127.0.0.1:9/hook');
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          fetch(`${s.url}/api/v1/stt/get_text?webhook_url=${hook}`, { method: 'POST', headers: { authorization: `Bearer ${s.key}`, 'content-type': 'audio/wav' }, body: Buffer.from(makeWav(0.2)) }),
+        ),
+      );
+      assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+    } finally {
+      await s.close();
+    }
+  });
+});
