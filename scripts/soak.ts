@@ -53,6 +53,8 @@ const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 's
     PARLEY_RATE_LIMITS__SYNTHESIS__PER_MINUTE: '0',
     PARLEY_RATE_LIMITS__TRANSCRIPTION__PER_MINUTE: '0',
     PARLEY_RATE_LIMITS__MANAGEMENT__PER_MINUTE: '0',
+    // All 16 clients are one account: the whole node's admission depth is theirs, as the rate limits are.
+    PARLEY_ADMISSION__ACCOUNT_SHARE: '1',
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -62,9 +64,19 @@ const { url, key } = await new Promise<{ url: string; key: string }>((resolve, r
   child.once('exit', (code) => reject(new Error(`soak server exited (${code}) before it listened`)));
   let first = true;
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (first) resolve(JSON.parse(line));
-    else serverMemory = JSON.parse(line);
-    first = false;
+    if (first) {
+      resolve(JSON.parse(line));
+      first = false;
+      return;
+    }
+    // Only the memory reports: a log line the server writes to stdout is not one.
+    let report: Partial<typeof serverMemory>;
+    try {
+      report = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (typeof report.heapUsed === 'number' && typeof report.external === 'number') serverMemory = { ...serverMemory, ...report };
   });
 });
 const auth = { authorization: `Bearer ${key}` };
