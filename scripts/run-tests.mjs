@@ -1,13 +1,27 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts with Node's test runner through tsx (Node 20's --test takes no globs).
 // Extra arguments narrow the run: `npm test -- test/http` or a file path.
-import { spawnSync } from 'node:child_process';
+//
+// A test run must end by itself, failing rather than waiting: a test file whose tests are done
+// exits even if something it started still holds its event loop (--test-force-exit), one test may
+// take at most PARLEY_TEST_TIMEOUT_S (default 600 s), and the whole run at most
+// PARLEY_TEST_DEADLINE_S (default 2700 s), after which it is killed with every process it started.
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 function collect(p) {
   if (statSync(p).isFile()) return p.endsWith('.test.ts') ? [p] : [];
   return readdirSync(p).sort().flatMap((name) => collect(path.join(p, name)));
+}
+
+function seconds(name, fallback) {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) {
+    console.error(`${name} must be a positive number of seconds`);
+    process.exit(2);
+  }
+  return value;
 }
 
 const roots = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -18,9 +32,36 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.PARLEY_TEST_CONCURRENCY ?? '2';
-const result = spawnSync(
+const testTimeoutS = seconds('PARLEY_TEST_TIMEOUT_S', 600);
+const deadlineS = seconds('PARLEY_TEST_DEADLINE_S', 2700);
+const started = Date.now();
+const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...flags, ...files],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+  [
+    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec',
+    '--test-force-exit', `--test-timeout=${testTimeoutS * 1000}`,
+    ...flags, ...files,
+  ],
+  // Its own process group, so that the deadline can end the test files and what they started.
+  { stdio: 'inherit', detached: true, env: { ...process.env, NODE_ENV: 'test' } },
 );
-process.exit(result.status ?? 1);
+const killGroup = (signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+};
+const deadline = setTimeout(() => {
+  console.error(`\n[test] the run passed its deadline of ${deadlineS} s (PARLEY_TEST_DEADLINE_S) and was stopped`);
+  killGroup('SIGTERM');
+  setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
+}, deadlineS * 1000);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => killGroup(signal));
+child.on('exit', (code, signal) => {
+  clearTimeout(deadline);
+  // Whatever a test file left running in the group ends with the run.
+  killGroup('SIGKILL');
+  console.error(`[test] ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  process.exit(code ?? (signal ? 1 : 0));
+});

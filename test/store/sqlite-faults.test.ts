@@ -5,12 +5,13 @@
  * Retry-After in the route family's shape, the real cause must be in the log (never SQLite's
  * "cannot rollback - no transaction is active"), reads go on, and once the file takes writes again
  * the server is ready and works as before, without a restart.
- * The server is the job-server fixture in a child process; as root it runs as `nobody`, since
- * permissions do not stop root.
+ * The server is the job-server fixture in a child process. Permissions do not stop root, so as root
+ * it runs without the capabilities that bypass them (setpriv drops them from its bounding set):
+ * still root, so it reads the checkout wherever that is, but a file's mode bits apply to it.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +24,6 @@ import { startReceiver } from '../jobs/fixtures/receiver.js';
 
 const fixture = fileURLToPath(new URL('../jobs/fixtures/job-server.ts', import.meta.url));
 const run = promisify(execFile);
-const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
 
 interface Child {
@@ -32,12 +32,12 @@ interface Child {
   logs: () => string;
 }
 
-function startFixture(env: NodeJS.ProcessEnv, asNobody: boolean): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(asNobody ? { uid: NOBODY, gid: NOBODY } : {}),
-  });
+function startFixture(env: NodeJS.ProcessEnv, boundByPermissions: boolean): Promise<Child> {
+  const node = [process.execPath, '--import', 'tsx', fixture];
+  const [command, ...args] = boundByPermissions
+    ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search,-fowner', ...node]
+    : node;
+  const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let logs = '';
   const keep = (d: Buffer) => void (logs = (logs + d.toString()).slice(-200_000));
   child.stderr!.on('data', keep);
@@ -55,6 +55,10 @@ function startFixture(env: NodeJS.ProcessEnv, asNobody: boolean): Promise<Child>
       clearTimeout(timer);
       reject(new Error(`the server exited with ${code}: ${logs}`));
     });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`the server could not be started (${command}): ${err.message}`));
+    });
   });
 }
 
@@ -66,11 +70,9 @@ interface Running extends Child {
   acked(id: string): number;
 }
 
-/** The fixture on a fresh data dir; `asNobody` (when root) so that file permissions apply to it. */
-async function withServer(options: { asNobody: boolean }, body: (s: Running) => Promise<void>) {
-  const asNobody = options.asNobody && asRoot;
+/** The fixture on a fresh data dir; with `permissions` file modes apply to it even as root. */
+async function withServer(options: { permissions: boolean }, body: (s: Running) => Promise<void>) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-sqlite-fault-'));
-  if (asNobody) chownSync(dataDir, NOBODY, NOBODY);
   const key = `sk_${randomBase62(40)}`;
   const receiver = await startReceiver();
   const s = await startFixture({
@@ -82,7 +84,12 @@ async function withServer(options: { asNobody: boolean }, body: (s: Running) => 
     PARLEY_WEBHOOKS__POLL_MS: '50',
     PARLEY_DATABASE__PROBE_MAX_INTERVAL_MS: '500',
     FIXTURE_TRANSCRIBE_MS: '10',
-  }, asNobody);
+  }, options.permissions && asRoot).catch(async (err: unknown) => {
+    // A server that never started must not leave the receiver holding the test process open.
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   const auth = { authorization: `Bearer ${key}` };
   try {
     await body({
@@ -101,8 +108,11 @@ async function withServer(options: { asNobody: boolean }, body: (s: Running) => 
     assert.equal(s.child.exitCode, null, 'the server is still up');
   } finally {
     if (s.child.exitCode === null) {
+      const exited = new Promise((r) => s.child.once('exit', r));
       s.child.kill('SIGTERM');
-      await new Promise((r) => s.child.once('exit', r));
+      const kill = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(kill);
     }
     await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -120,7 +130,7 @@ async function expectUnavailable(res: Response): Promise<void> {
 
 describe('a SQLite file that stops taking writes', () => {
   it('made read-only under the running server: 503 for writes, reads go on, and it recovers', async () => {
-    await withServer({ asNobody: true }, async (s) => {
+    await withServer({ permissions: true }, async (s) => {
       assert.equal((await s.submit('before')).status, 200);
       await until('the first job delivered', () => s.acked('before') === 1);
 
@@ -154,7 +164,7 @@ describe('a SQLite file that stops taking writes', () => {
     { skip: skipWhenMissing(process.platform !== 'linux' && 'needs Linux (prlimit)') },
     async () => {
       // prlimit changes the limits of a process of the same user (no CAP_SYS_RESOURCE needed).
-      await withServer({ asNobody: false }, async (s) => {
+      await withServer({ permissions: false }, async (s) => {
         assert.equal((await s.submit('before')).status, 200);
         await until('the first job delivered', () => s.acked('before') === 1);
 
