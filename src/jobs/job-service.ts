@@ -5,11 +5,11 @@
 import { ConflictError, InvalidRequestError } from '../errors.js';
 import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from '../net/address-policy.js';
 import { newId } from '../store/ids.js';
-import { DuplicateJobError, type JobRepository } from '../store/job-repository.js';
+import { DuplicateJobError, type JobRepository } from './job-repository.js';
 import type { AudioInput, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
 import type { JobEvents } from './job-events.js';
 import type { JobRunner } from './job-runner.js';
-import { JOB_STATES, type JobOutcome, type JobState } from '../store/job-states.js';
+import { JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
 import { PAYLOAD_FIELDS } from './webhook-extra.js';
 
 export interface SubmitJob {

@@ -4,7 +4,7 @@
  * top-level string fields (their keys were checked against the payload fields at submit time).
  */
 import type { TranscriptionResult } from '../transcription/types.js';
-import { JOB_OUTCOMES, type JobOutcome } from '../store/job-states.js';
+import { JOB_OUTCOMES, type JobOutcome } from './job-states.js';
 
 export interface FailurePayload {
   status: 'failed';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DuplicateJobError, JobRepository } from '../../src/store/job-repository.js';
+import { DuplicateJobError, JobRepository } from '../../src/jobs/job-repository.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { expectSttError } from '../helpers/stt-errors.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
