@@ -5,7 +5,7 @@
  */
 import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
-import { yieldToEventLoop } from '../audio/event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import { encodeWith } from '../audio/stream-encode.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
