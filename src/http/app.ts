@@ -28,7 +28,7 @@ import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
-import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from '../store/rate-limits.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';

@@ -4,8 +4,8 @@
  * nodes serve one account (PostgreSQL).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimit } from '../../config.js';
-import { RateLimitedError } from '../../errors.js';
+import type { RateLimit } from '../config.js';
+import { RateLimitedError } from '../errors.js';
 
 export interface RateLimitStore {
   /**
