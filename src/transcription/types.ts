@@ -50,7 +50,6 @@ export interface SpeakerBreakdown {
 }
 
 export interface TranscriptionResult {
-  status: 'success';
   request_id: string;
   transcription: string;
   language: string;

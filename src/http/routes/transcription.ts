@@ -143,7 +143,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           });
           return { status: 'processing', request_id: request.id };
         }
-        return options.transcribe(input, transcriptionOptions, { requestId: request.id, signal: abort.signal });
+        return { status: 'success', ...(await options.transcribe(input, transcriptionOptions, { requestId: request.id, signal: abort.signal })) };
       },
     });
   };
