@@ -2,7 +2,7 @@
  * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
  * on the configured port). Encapsulated families carry their own auth, rate limits and error
  * shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt" (transcription, jobs),
- * each under /api/v1 (the spec's bodies) and /waves/v1 (the service's current layout and error
+ * each under /api/v1 (the legacy layout's bodies) and /waves/v1 (the service's current layout and error
  * shape), stt once per transcription name. A route family is registered when the dependency it
  * serves is given.
  */
