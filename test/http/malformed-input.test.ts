@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
 
 const ESPEAK = 'espeak-en-us-female';
-const quiet = { rateLimits: { synthesis: { perMinute: 0 }, transcription: { perMinute: 0 }, management: { perMinute: 0 } }, logLevel: 'silent' };
+const quiet = { rateLimits: { synthesis: { perMinute: 0 }, transcription: { perMinute: 0 }, management: { perMinute: 0 } }, logLevel: 'silent' as const };
 
 async function expectSpeechError(r: Response, status: number, message: RegExp): Promise<void> {
   const body = await r.json();

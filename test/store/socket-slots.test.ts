@@ -61,7 +61,7 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
     });
     // A schema that could not be made ends withPgSchema early, with its error.
     const databaseUrl = await Promise.race([ready, dropped!.then(() => Promise.reject(new Error('withPgSchema ended early')))]);
-    const config = { databaseUrl, logLevel: 'warn', realtime: { maxSocketsPerAccount: MAX, socketLeaseMs: LEASE_MS } };
+    const config = { databaseUrl, logLevel: 'warn' as const, realtime: { maxSocketsPerAccount: MAX, socketLeaseMs: LEASE_MS } };
     a = await startTestServer({ engines: true, config });
     b = await startTestServer({ engines: true, config });
     store = await openStore({ databaseUrl, dataDir: '' });

@@ -107,7 +107,7 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', { skip: NEEDS }, () => {
 
   before(async () => {
     const names = ['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile'];
-    const common = { logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } };
+    const common = { logLevel: 'warn' as const, rateLimits: { transcription: { perMinute: 0 } } };
     [s, strict, files] = await Promise.all([
       startTestServer({
         engines: true,
