@@ -29,6 +29,7 @@ import { enforceConnectionLimits, httpServerOptions } from './plugins/connection
 import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
 import { InProcessRateLimitStore, type RateLimitStore } from '../store/rate-limits.js';
+import { useClientGone } from './plugins/client-gone.js';
 import { rateLimit } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { redactingLogger } from './plugins/log-redaction.js';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     },
   });
   enforceConnectionLimits(app, config.http);
+  useClientGone(app);
 
   const knownRoutes = new KnownRoutes();
   app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));

@@ -95,7 +95,7 @@ export function modelRoutes(deps: ModelAdminDeps) {
           void sse.send([['event', 'progress'], ['data', JSON.stringify({ received, total: total ?? null })]]);
         };
         try {
-          const installed = await packs.install(id, progress, sse.abort.signal);
+          const installed = await packs.install(id, progress, request.clientGone);
           const report = await deps.reload();
           await sse.send([['event', 'installed'], ['data', JSON.stringify({ ...installed, loaded: report.loaded.some((p) => p.id === id) })]]);
         } catch (err) {

@@ -9,7 +9,7 @@
  * never read, stopped the upload after its first 32 kB.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import type { VoiceCloningService } from '../../synthesis/voice-cloning.js';
@@ -95,11 +95,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
   const deprecation = markDeprecated(options.successorDocsUrl);
 
   /** One clone from the form; `modelOf` picks the model, given the form's fields (and may take one out). */
-  async function addVoice(request: FastifyRequest, reply: FastifyReply, modelOf: (fields: Record<string, string>) => ModelGeneration) {
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+  async function addVoice(request: FastifyRequest, modelOf: (fields: Record<string, string>) => ModelGeneration) {
     const form = await readForm(request.body as Buffer, String(request.headers['content-type']), options.maxSampleBytes);
     const model = modelOf(form.fields);
     if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
@@ -116,7 +112,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
         language: fields.language,
         transcript: fields.transcript,
       },
-      abort.signal,
+      request.clientGone,
     );
     return {
       message: 'Voice clone created successfully',
@@ -168,7 +164,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
           consumes: ['multipart/form-data'],
           response: { 200: AddVoiceResponse, ...errors },
         },
-        handler: (request, reply) => addVoice(request, reply, () => model),
+        handler: (request) => addVoice(request, () => model),
       });
     }
     if (options.layout !== 'current') return;
@@ -182,7 +178,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
         consumes: ['multipart/form-data'],
         response: { 200: AddVoiceResponse, ...errors },
       },
-      handler: (request, reply) => addVoice(request, reply, cloningModel),
+      handler: (request) => addVoice(request, cloningModel),
     });
   };
 }
