@@ -31,6 +31,8 @@ const CLONING_MODELS: Readonly<Record<string, ModelGeneration>> = {
 };
 const DEFAULT_CLONING_MODEL = 'lightning-v3.1';
 
+const FORM_REQUIRED = 'add_voice takes multipart/form-data with the fields displayName and file';
+
 /** Longest text field: room for the longest the schema allows (transcript, 5000 characters of UTF-8). */
 const MAX_FIELD_BYTES = 64 * 1024;
 
@@ -78,7 +80,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
 
   /** One clone from the form; `modelOf` picks the model, given the form's fields (and may take one out). */
   async function addVoice(request: FastifyRequest, modelOf: (fields: Record<string, string>) => ModelGeneration) {
-    if (!request.body || !((request.body as FormData).fields instanceof Map)) throw new InvalidRequestError('add_voice takes multipart/form-data with the fields displayName and file');
+    if (!request.body || !((request.body as FormData).fields instanceof Map)) throw new InvalidRequestError(FORM_REQUIRED);
     const form = receivedForm(request.body as FormData);
     const model = modelOf(form.fields);
     if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
@@ -124,7 +126,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
     // Anything but a form is refused before its body is parsed.
     const formOnly = async (request: FastifyRequest) => {
       if (!/^multipart\/form-data\b/i.test(String(request.headers['content-type'] ?? ''))) {
-        throw new InvalidRequestError('add_voice takes multipart/form-data with the fields displayName and file');
+        throw new InvalidRequestError(FORM_REQUIRED);
       }
     };
     const fieldsSummary = `multipart: displayName, file ≤ ${describeBytes(options.maxSampleBytes)}; optional description, accent, tags, language, transcript`;
