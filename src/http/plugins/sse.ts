@@ -85,6 +85,11 @@ export interface PipeToSseOptions<T> {
   stallTimeoutMs?: number;
   /** What stops when the client goes away, for the log line. */
   what: string;
+  /**
+   * Send the headers before the first piece, for long work whose every outcome, a failure
+   * included, is an event of the stream (a pack install). Otherwise the first piece comes first.
+   */
+  headersFirst?: boolean;
 }
 
 /**
@@ -95,7 +100,7 @@ export interface PipeToSseOptions<T> {
  */
 export async function pipeToSse<T>(request: FastifyRequest, reply: FastifyReply, source: AsyncGenerator<T>, options: PipeToSseOptions<T>): Promise<void> {
   const sse = new SseStream(reply, options.stallTimeoutMs);
-  const first = await source.next();
+  const first = options.headersFirst ? undefined : await source.next();
   sse.open();
   let sent = 0;
   const send = async (events: Iterable<SseEvent>) => {
@@ -105,7 +110,7 @@ export async function pipeToSse<T>(request: FastifyRequest, reply: FastifyReply,
     }
   };
   try {
-    if (!first.done) await send(options.events(first.value));
+    if (first && !first.done) await send(options.events(first.value));
     for await (const piece of source) {
       await send(options.events(piece));
       if (sse.isClosed) break;
