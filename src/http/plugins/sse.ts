@@ -11,7 +11,7 @@ import { AbortedError } from '../../errors.js';
 /** One event, as its field lines (`event`, `data`, …) in order. */
 export type SseEvent = [string, string][];
 
-export class SseStream {
+class SseStream {
   private closed = false;
 
   constructor(
