@@ -11,6 +11,14 @@ import { AbortedError } from '../../errors.js';
 /** One event, as its field lines (`event`, `data`, …) in order. */
 export type SseEvent = [string, string][];
 
+/** An event named `name` whose data is `data` as JSON. */
+export function sseEvent(name: string, data: unknown): SseEvent {
+  return [
+    ['event', name],
+    ['data', JSON.stringify(data)],
+  ];
+}
+
 class SseStream {
   private closed = false;
 

@@ -10,7 +10,7 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.
 import type { ModelsReport } from '../../models/installed-models.js';
 import { PackRequestError, type PackAdmin } from '../../models/pack-admin.js';
 import { PullError } from '../../models/pull.js';
-import { pipeToSse, type SseEvent } from '../plugins/sse.js';
+import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrors } from '../schemas/common.js';
 
 const Report = Type.Object({
@@ -85,7 +85,6 @@ export function modelRoutes(deps: ModelAdminDeps) {
         } catch (err) {
           throw httpError(err);
         }
-        const event = (name: string, data: object): SseEvent => [['event', name], ['data', JSON.stringify(data)]];
         const install = async function* (): AsyncGenerator<SseEvent> {
           const pending: SseEvent[] = [];
           let wake: (() => void) | undefined;
@@ -94,7 +93,7 @@ export function modelRoutes(deps: ModelAdminDeps) {
             const now = Date.now();
             if (now - last < PROGRESS_EVERY_MS && received !== total) return;
             last = now;
-            pending.push(event('progress', { received, total: total ?? null }));
+            pending.push(sseEvent('progress', { received, total: total ?? null }));
             wake?.();
           };
           let outcome: { installed: SseEvent } | { failed: unknown } | undefined;
@@ -102,7 +101,7 @@ export function modelRoutes(deps: ModelAdminDeps) {
             .install(id, progress, request.clientGone)
             .then(async (installed) => {
               const report = await deps.reload();
-              return event('installed', { ...installed, loaded: report.loaded.some((p) => p.id === id) });
+              return sseEvent('installed', { ...installed, loaded: report.loaded.some((p) => p.id === id) });
             })
             .then(
               (installed) => (outcome = { installed }),
@@ -126,7 +125,7 @@ export function modelRoutes(deps: ModelAdminDeps) {
           end: () => [],
           error: (err) => {
             request.log.warn({ err, id }, 'pack install failed');
-            return event('error', { message: err instanceof Error ? err.message : String(err) });
+            return sseEvent('error', { message: err instanceof Error ? err.message : String(err) });
           },
         });
       },

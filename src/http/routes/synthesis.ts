@@ -13,7 +13,7 @@ import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
-import { pipeToSse, type SseEvent } from '../plugins/sse.js';
+import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrorsOf } from '../schemas/common.js';
 import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
 import {
@@ -118,10 +118,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       error: (err) => {
         const wire = toWireError(err, framing.family, request.id);
         logWireError(request.log, wire, err, 'synthesis stopped after the stream began');
-        return [
-          ['event', 'error'],
-          ['data', JSON.stringify(framing.family === 'waves' ? wire.body : streamErrorMessage(wire, request.id))],
-        ];
+        return sseEvent('error', framing.family === 'waves' ? wire.body : streamErrorMessage(wire, request.id));
       },
     });
   }

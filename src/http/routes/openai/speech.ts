@@ -11,7 +11,7 @@ import { timeStretch } from '../../../audio/time-stretch.js';
 import { AbortedError, InvalidRequestError } from '../../../errors.js';
 import type { SynthesisService } from '../../../synthesis/synthesize.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
-import { pipeToSse, type SseEvent } from '../../plugins/sse.js';
+import { pipeToSse, sseEvent } from '../../plugins/sse.js';
 import { openAiSpeechSchema, type OpenAiSpeechBody } from '../../schemas/openai-speech.js';
 import type { SpeechModels } from './aliases.js';
 import { openAiErrorBody, ParamError } from './errors.js';
@@ -91,7 +91,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
   }
 
   function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
-    const event = (data: { type: string; [field: string]: unknown }): SseEvent => [['event', data.type], ['data', JSON.stringify(data)]];
+    const event = (data: { type: string; [field: string]: unknown }) => sseEvent(data.type, data);
     return pipeToSse(request, reply, bytes, {
       stallTimeoutMs: options.writeStallTimeoutMs,
       what: 'speech',

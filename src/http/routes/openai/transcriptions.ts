@@ -9,7 +9,7 @@ import { InvalidRequestError } from '../../../errors.js';
 import { keywordsFromPrompt } from '../../../transcription/options/keywords.js';
 import type { Transcribe, TranscriptionResult } from '../../../transcription/types.js';
 import { acceptFormData, type FormData } from '../../plugins/form-data.js';
-import { pipeToSse, type SseEvent } from '../../plugins/sse.js';
+import { pipeToSse, sseEvent } from '../../plugins/sse.js';
 import {
   MAX_FIELD_BYTES,
   timestampGranularities,
@@ -199,7 +199,7 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
     );
     if (form.stream) {
       // Recognition is not incremental in Parley: the deltas (one per utterance) follow the whole transcription.
-      const event = (data: { type: string; [field: string]: unknown }): SseEvent => [['event', data.type], ['data', JSON.stringify(data)]];
+      const event = (data: { type: string; [field: string]: unknown }) => sseEvent(data.type, data);
       async function* deltas() {
         for (const [i, u] of result.utterances.entries()) yield (i ? ' ' : '') + u.text;
       }
