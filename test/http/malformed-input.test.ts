@@ -113,7 +113,7 @@ describe('malformed input', () => {
       await expectSttError(s.api('/api/v1/stt/jobs/%E0%A4%A').then(async (res) => ({ res, body: await res.json() })), 400, 'The URL is not valid');
     });
 
-    it('an X-Request-Id over 128 characters is not taken: the server makes one (decisions.md point 1)', async () => {
+    it('an X-Request-Id over 128 characters is not taken: the server makes one', async () => {
       const r = await s.api('/api/v1/tts-v2/get_voices', { headers: { 'x-request-id': 'r'.repeat(129) } });
       assert.equal(r.status, 200);
       assert.match(r.headers.get('x-request-id')!, /^req_[0-9a-f]{32}$/);

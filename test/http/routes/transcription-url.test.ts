@@ -1,5 +1,5 @@
 /**
- * Transcription of audio given as JSON {url} (decisions.md points 19-21), fetched by a real
+ * Transcription of audio given as JSON {url}, fetched by a real
  * Parley server from a real loopback HTTP server. The test server allows 127.0.0.1 explicitly;
  * a second server allows nothing and must refuse the same address.
  */
