@@ -1,7 +1,7 @@
 /**
  * The catalogue of domain errors. Code throws these by name; `src/http/plugins/error-mapping.ts`
  * is the only place that turns them into wire bodies (the two route families differ in shape).
- * `code` is the error type the synthesis family puts in its `error` field, one of the spec's
+ * `code` is the error type the synthesis family puts in its `error` field, one of the API's
  * fixed set (InvalidRequest, Unauthorized, …); `status` is the HTTP status it maps to.
  */
 export abstract class ParleyError extends Error {

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { configTable, readmePath, tableIn } from '../scripts/config-table.js';
+import { ConfigError, defaultConfig, loadConfig, settings } from '../src/config.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults, frozen, with absolute directories', () => {
@@ -49,5 +51,26 @@ describe('loadConfig', () => {
   it('refuses settings that contradict each other', () => {
     assert.throws(() => loadConfig({}, { limits: { maxTextChars: 5000, maxPreparedTextChars: 10 } }), /maxPreparedTextChars must be at least/);
     assert.throws(() => loadConfig({}, { transcription: { workers: 0 } }), /transcription.workers must be at least 1/);
+  });
+
+  it('refuses a value outside an enumeration, naming the values it takes', () => {
+    assert.throws(() => loadConfig({ PARLEY_INFERENCE__LAYOUT: 'split' }), /inference\.layout must be one of "shared", "by-capability"/);
+    assert.throws(() => loadConfig({ PARLEY_LOG_LEVEL: 'loud' }), /logLevel must be one of "fatal", "error"/);
+  });
+});
+
+describe('the config schema', () => {
+  it('gives every setting a one-line doc, its own env name and a default that passes its own bounds', () => {
+    assert.ok(settings.length > 100, 'the schema lists the settings');
+    for (const s of settings) assert.match(s.description, /^[^\n]{5,}$/, `${s.path.join('.')} has a one-line doc`);
+    const names = settings.flatMap((s) => [s.env, ...s.aliases]);
+    assert.equal(new Set(names).size, names.length, 'no env name sets two settings');
+    assert.deepEqual(loadConfig({}).rateLimits, defaultConfig.rateLimits);
+  });
+
+  it("is what the README's configuration table says (npm run docs:config rewrites the table)", () => {
+    const inReadme = tableIn(readFileSync(readmePath, 'utf8'));
+    assert.ok(inReadme, 'README.md has the table markers');
+    assert.equal(inReadme, configTable());
   });
 });

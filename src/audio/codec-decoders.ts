@@ -15,7 +15,7 @@ import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioTooLongError, UnsupportedAudioError } from '../errors.js';
-import { yieldToEventLoop } from './event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { oggGranuleSpan, oggPackets } from './ogg.js';
 import { decodeOpusPackets, parseOpusHead } from './opus.js';
 import { asDecodeError, checkDeclaredFormat, RefusedAudioHeaderError, type PcmCollector } from './pcm-collector.js';

@@ -11,8 +11,8 @@
 import { UnsupportedAudioError } from '../errors.js';
 import { openAiff } from './aiff.js';
 import { decodeFlac, decodeMp3, decodeOggOpus, decodeOggVorbis } from './codec-decoders.js';
-import { yieldToEventLoop } from './event-loop.js';
-import type { ConcurrencyLimit } from './concurrency-limit.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
+import type { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { createFfmpegRunner, type FfmpegRunner } from './ffmpeg.js';
 import { decodeMatroskaOpus } from './matroska-opus.js';
 import { collect, DEFAULT_MAX_AUDIO_SECONDS, RefusedAudioHeaderError, type PcmCollector } from './pcm-collector.js';

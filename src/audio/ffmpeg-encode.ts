@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { AbortedError, EngineError, InvalidRequestError } from '../errors.js';
-import { ConcurrencyLimit } from './concurrency-limit.js';
+import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { encodeInt16 } from './encode.js';
 import { findFfmpeg, type FfmpegLimits } from './ffmpeg.js';
 

@@ -14,7 +14,7 @@ import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { AbortedError, UnsupportedAudioError } from '../errors.js';
-import { ConcurrencyLimit } from './concurrency-limit.js';
+import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { asDecodeError, type PcmCollector } from './pcm-collector.js';
 import { checkedFloat } from './wav.js';
 

@@ -7,7 +7,7 @@
  */
 import { OpusDecoder } from 'opus-decoder';
 import { AudioTooLongError, UnsupportedAudioError } from '../errors.js';
-import { yieldToEventLoop } from './event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { asDecodeError, MAX_CHANNELS, RefusedAudioHeaderError, type PcmCollector } from './pcm-collector.js';
 
 /** Opus track header (RFC 7845 section 5.1): the Ogg ID packet, or Matroska's CodecPrivate. */

@@ -7,7 +7,7 @@
 import { AbortedError, AudioTooLongError, ParleyError, UnsupportedAudioError } from '../errors.js';
 import { concatFloat32, mixToMono } from './channel-mix.js';
 import type { PcmAudio } from './pcm.js';
-import { yieldToEventLoop } from './event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
 
 /** Sample rates a header may declare: uploads of any rate are accepted, and these are the sane ones. */

@@ -44,7 +44,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     case 'keys':
       return keysCommand(config, rest, out);
     case 'models': {
-      const { runModelsCommand } = await import('../models/models-command.js');
+      const { runModelsCommand } = await import('./models.js');
       return runModelsCommand(rest, { modelsDir: config.modelsDir, dataDir: config.dataDir, espeakDataDir: config.synthesis.espeakDataDir, out });
     }
     case 'voices': {

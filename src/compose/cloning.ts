@@ -4,7 +4,7 @@
  * by the transcription use case, handed in here as a function (synthesis never imports
  * transcription).
  */
-import { ConcurrencyLimit } from '../audio/concurrency-limit.js';
+import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { encodeInt16 } from '../audio/encode.js';
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import { WavFormatTag, wavFile } from '../audio/wav.js';

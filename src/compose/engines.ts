@@ -6,7 +6,7 @@ import pino from 'pino';
 import type { Config } from '../config.js';
 import type { EngineSet } from '../engines/engine-set.js';
 import { createEspeakNgEngine, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
-import { Inference, type InferenceLayout } from '../engines/inference.js';
+import { Inference } from '../engines/inference.js';
 import type { InferenceProcessOptions, InferenceProcessStatus } from '../engines/inference-process.js';
 import { Releasers, type ReadinessChecks } from '../lifecycle.js';
 import { InstalledModels } from '../models/installed-models.js';
@@ -30,7 +30,7 @@ export async function buildEngines(config: Config, observe: Pick<InferenceProces
     const espeak = await createEspeakNgEngine({ workers: config.synthesis.espeakWorkers });
     releasers.add('espeak-ng engine', () => espeak.close());
     const { inference: settings } = config;
-    const inference = new Inference(settings.layout as InferenceLayout, {
+    const inference = new Inference(settings.layout, {
       threads: config.transcription.workers,
       queueSize: config.transcription.queueSize,
       maxWaiting: settings.maxWaiting,

@@ -1,5 +1,6 @@
 /** The synthesis use case over the voice registry, the pronunciation dictionaries and the account's clones. */
 import type { Config } from '../config.js';
+import { voiceListRequest } from '../http/routes/voices.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 import { SynthesisScheduler } from '../synthesis/scheduler.js';
 import { SynthesisService, type AccountVoices, type SynthesisObserver } from '../synthesis/synthesize.js';
@@ -17,5 +18,6 @@ export function buildSynthesis(
     scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
     accountVoices: deps.accountVoices,
     observer: deps.observer,
+    voiceListOf: voiceListRequest,
   });
 }

@@ -2,7 +2,7 @@
  * The transcription use case over the engines of the moment, and the URL fetcher its route uses
  * for {"url": …} input.
  */
-import { ConcurrencyLimit } from '../audio/concurrency-limit.js';
+import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { createFfmpegRunner, type FfmpegRunner } from '../audio/ffmpeg.js';
 import type { Config } from '../config.js';
 import type { EngineSet } from '../engines/engine-set.js';

@@ -2,7 +2,7 @@
  * buildApp(deps): the whole HTTP surface, without listening (tests listen on port 0, the server
  * on the configured port). Encapsulated families carry their own auth, rate limits and error
  * shapes: "speech" (synthesis, voices, dictionaries, model admin) and "stt" (transcription, jobs),
- * each under /api/v1 (the spec's bodies) and /waves/v1 (the service's current layout and error
+ * each under /api/v1 (the legacy layout's bodies) and /waves/v1 (the service's current layout and error
  * shape), stt once per transcription name. A route family is registered when the dependency it
  * serves is given.
  */
@@ -28,7 +28,9 @@ import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
-import { InProcessRateLimitStore, rateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import { InProcessRateLimitStore, type RateLimitStore } from '../store/rate-limits.js';
+import { useClientGone } from './plugins/client-gone.js';
+import { rateLimit } from './plugins/rate-limit.js';
 import { realtimeSocketOptions, type RealtimeSockets } from './plugins/realtime-sockets.js';
 import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';
@@ -122,6 +124,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     },
   });
   enforceConnectionLimits(app, config.http);
+  useClientGone(app);
 
   const knownRoutes = new KnownRoutes();
   app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));

@@ -2,7 +2,7 @@
  * Typed lifecycle events of the job runner (graphile-worker WorkerEventMap). They feed logs (see
  * logJobEvents) and tests; a listener that throws is logged and never breaks the runner.
  */
-import type { JobOutcome, JobState } from '../store/job-states.js';
+import type { JobOutcome, JobState } from './job-states.js';
 
 interface JobRef {
   jobId: string;

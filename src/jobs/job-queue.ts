@@ -10,7 +10,7 @@ import { Releasers, type BackgroundTask, type ReadinessResult } from '../lifecyc
 import { createAddressPolicy } from '../net/address-policy.js';
 import type { AccountRepository } from '../store/account-repository.js';
 import type { Store } from '../store/database.js';
-import { JobRepository } from '../store/job-repository.js';
+import { JobRepository } from './job-repository.js';
 import { LeaseRepository } from '../store/lease-repository.js';
 import { RateLimitRepository } from '../store/rate-limit-repository.js';
 import type { Transcribe } from '../transcription/types.js';

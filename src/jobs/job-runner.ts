@@ -20,13 +20,13 @@ import type { AccountRepository } from '../store/account-repository.js';
 import type { BackendProfile } from '../store/backend.js';
 import { newNodeId } from '../store/ids.js';
 import { DatabaseUnavailableError, type StoreHealth } from '../store/availability.js';
-import type { AttemptRecord, JobRepository, JobRow } from '../store/job-repository.js';
-import type { Transcribe, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
+import type { AttemptRecord, JobRepository, JobRow } from './job-repository.js';
+import type { Transcribe, TranscriptionOptions } from '../transcription/types.js';
 import { calculateDelay } from './backoff.js';
 import type { JobEvents } from './job-events.js';
-import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from '../store/job-states.js';
+import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from './job-states.js';
 import { adoptLegacyJobAudio } from './legacy-job-audio.js';
-import { buildWebhookPayload } from './webhook-payload.js';
+import { buildWebhookPayload, successPayload, type SuccessPayload } from './webhook-payload.js';
 import type { WebhookSender } from './webhook-sender.js';
 import { signingSecrets, signWebhook } from './webhook-signature.js';
 
@@ -301,7 +301,7 @@ export class JobRunner {
         requestId: job.request_id,
         signal: this.transcriptionAbort.signal,
       });
-      outcome = { outcome: JOB_OUTCOMES.success, result: JSON.stringify(result), error: null };
+      outcome = { outcome: JOB_OUTCOMES.success, result: JSON.stringify(successPayload(result)), error: null };
     } catch (err) {
       if (err instanceof DatabaseUnavailableError) throw err;
       if (this.transcriptionAbort.signal.aborted) {
@@ -358,7 +358,7 @@ export class JobRunner {
       buildWebhookPayload({
         requestId: job.request_id,
         outcome: job.outcome as JobOutcome,
-        result: job.result ? (JSON.parse(job.result) as TranscriptionResult) : null,
+        result: job.result ? (JSON.parse(job.result) as SuccessPayload) : null,
         error: job.error,
         extra: JSON.parse(job.webhook_extra) as Record<string, string>,
       }),

@@ -5,12 +5,13 @@
 import { ConflictError, InvalidRequestError } from '../errors.js';
 import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from '../net/address-policy.js';
 import { newId } from '../store/ids.js';
-import { DuplicateJobError, type JobRepository } from '../store/job-repository.js';
-import type { AudioInput, TranscriptionOptions, TranscriptionResult } from '../transcription/types.js';
+import { DuplicateJobError, type JobRepository } from './job-repository.js';
+import type { AudioInput, TranscriptionOptions } from '../transcription/types.js';
 import type { JobEvents } from './job-events.js';
 import type { JobRunner } from './job-runner.js';
-import { JOB_STATES, type JobOutcome, type JobState } from '../store/job-states.js';
+import { JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
 import { PAYLOAD_FIELDS } from './webhook-extra.js';
+import type { SuccessPayload } from './webhook-payload.js';
 
 export interface SubmitJob {
   accountId: string;
@@ -37,7 +38,7 @@ export interface JobView {
   outcome: JobOutcome | null;
   /** The failure sentence when outcome is failed. */
   error: string | null;
-  result: TranscriptionResult | null;
+  result: SuccessPayload | null;
   webhookUrl: string;
   /** When the next delivery attempt is due (delivering only). */
   nextAttemptAt: string | null;
@@ -102,7 +103,7 @@ export class JobService {
       state: job.state as JobState,
       outcome: job.outcome as JobOutcome | null,
       error: job.error,
-      result: job.result ? (JSON.parse(job.result) as TranscriptionResult) : null,
+      result: job.result ? (JSON.parse(job.result) as SuccessPayload) : null,
       webhookUrl: job.webhook_url,
       nextAttemptAt: job.state === JOB_STATES.delivering ? job.run_at : null,
       lastError: job.last_error,

@@ -5,7 +5,7 @@
  */
 import { readFile, readdir, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobRepository } from '../store/job-repository.js';
+import type { JobRepository } from './job-repository.js';
 
 export async function adoptLegacyJobAudio(jobs: JobRepository, dir: string): Promise<number> {
   const files = new Set(await readdir(dir).catch(() => [] as string[]));

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.js';
 import { DatabaseUnavailableError } from '../store/availability.js';
-import type { JobRepository } from '../store/job-repository.js';
+import type { JobRepository } from './job-repository.js';
 import type { LeaseRepository } from '../store/lease-repository.js';
 import type { RateLimitRepository } from '../store/rate-limit-repository.js';
 import type { JobEvents } from './job-events.js';

@@ -1,6 +1,6 @@
 /**
  * `webhook_extra`: comma-separated `key:value` pairs the client wants back as top-level string
- * fields of the webhook payload, for correlation (interface.md).
+ * fields of the webhook payload, so the receiver can match a delivery to its own records.
  */
 import { InvalidRequestError } from '../errors.js';
 import type { TranscriptionResult } from '../transcription/types.js';

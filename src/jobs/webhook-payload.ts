@@ -4,7 +4,14 @@
  * top-level string fields (their keys were checked against the payload fields at submit time).
  */
 import type { TranscriptionResult } from '../transcription/types.js';
-import { JOB_OUTCOMES, type JobOutcome } from '../store/job-states.js';
+import { JOB_OUTCOMES, type JobOutcome } from './job-states.js';
+
+/** A finished transcription as clients get it: the result behind `status: "success"`. */
+export type SuccessPayload = { status: 'success' } & TranscriptionResult;
+
+export function successPayload(result: TranscriptionResult): SuccessPayload {
+  return { status: 'success', ...result };
+}
 
 export interface FailurePayload {
   status: 'failed';
@@ -15,11 +22,11 @@ export interface FailurePayload {
 export function buildWebhookPayload(job: {
   requestId: string;
   outcome: JobOutcome;
-  result: TranscriptionResult | null;
+  result: SuccessPayload | null;
   error: string | null;
   extra: Record<string, string>;
 }): Record<string, unknown> {
-  const base: TranscriptionResult | FailurePayload =
+  const base: SuccessPayload | FailurePayload =
     job.outcome === JOB_OUTCOMES.success && job.result
       ? job.result
       : { status: 'failed', error: job.error ?? 'Internal server error', request_id: job.requestId };

@@ -6,8 +6,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { BackendProfile } from '../store/backend.js';
-import { JobRepository } from '../store/job-repository.js';
-import { JOB_STATES } from '../store/job-states.js';
+import { JobRepository } from '../jobs/job-repository.js';
+import { JOB_STATES } from '../jobs/job-states.js';
 import { LeaseRepository } from '../store/lease-repository.js';
 import type { Database } from '../store/schema.js';
 import type { DatabaseGauges } from './metrics.js';

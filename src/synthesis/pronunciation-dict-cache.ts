@@ -9,7 +9,7 @@
  * their own million-entry tries at once.
  */
 import type { PronunciationDict, PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
-import { yieldToEventLoop } from '../audio/event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { InvalidRequestError } from '../errors.js';
 import { PronunciationDictBuilder, type CompiledPronunciationDict, type PronunciationEntry } from './text/pronunciation.js';
 

@@ -5,7 +5,7 @@
  */
 import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
-import { yieldToEventLoop } from '../audio/event-loop.js';
+import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import { encodeWith } from '../audio/stream-encode.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
@@ -111,6 +111,8 @@ export class SynthesisService {
       scheduler?: SynthesisScheduler;
       accountVoices?: AccountVoices;
       observer?: SynthesisObserver;
+      /** Where a client can list the voices of a model, named in the error for an unknown voice. */
+      voiceListOf?: (model: string) => string;
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
@@ -124,7 +126,10 @@ export class SynthesisService {
   async resolve(request: SynthesisRequest): Promise<ResolvedSynthesis> {
     const resolved =
       this.deps.voices.find(request.model, request.voiceId) ?? (await this.deps.accountVoices?.resolve(request.accountId, request.voiceId));
-    if (!resolved) throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model} (see GET /api/v1/${request.model === 'tts-large' ? 'tts-v2' : request.model}/get_voices)`);
+    if (!resolved) {
+      const listed = this.deps.voiceListOf ? ` (see ${this.deps.voiceListOf(request.model)})` : '';
+      throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model}${listed}`);
+    }
     const { voice, engine } = resolved;
     const voiceLanguages = [...new Set(voice.languages.map(baseLanguage))];
 

@@ -26,7 +26,7 @@
 import { decodeAudio } from '../audio/decode.js';
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import { decodeInt16, encodeInt16 } from '../audio/encode.js';
-import type { ConcurrencyLimit } from '../audio/concurrency-limit.js';
+import type { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { espeakSampleRate, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
 import type { ZeroShotTts } from '../engines/sherpa-tts.js';
 import type { TtsReference } from '../engines/sherpa-tasks.js';

@@ -1,7 +1,6 @@
 /**
  * The transcription use case behind POST /stt/get_text and the job runner: decode the upload,
- * run the speech pipeline, analyse the speakers when asked, and shape the result (status,
- * request_id, transcription, language, words, utterances, duration, metadata). Engines come from a getter so a model reload swaps them between requests.
+ * run the speech pipeline, analyse the speakers when asked, and return the result (request_id, transcription, language, words, utterances, duration, metadata). Engines come from a getter so a model reload swaps them between requests.
  */
 import { decodeAudio, type DecodeOptions } from '../audio/decode.js';
 import type { DecodingSettings } from '../config.js';
@@ -95,7 +94,6 @@ async function transcribeWith(
 
   const duration = round3(transcript.duration);
   const result: TranscriptionResult = {
-    status: 'success',
     request_id: context.requestId,
     transcription: transcript.transcription,
     language: transcript.language,

@@ -50,7 +50,6 @@ export interface SpeakerBreakdown {
 }
 
 export interface TranscriptionResult {
-  status: 'success';
   request_id: string;
   transcription: string;
   language: string;
@@ -60,7 +59,7 @@ export interface TranscriptionResult {
   age?: AgeGroup;
   gender?: 'male' | 'female';
   emotions?: Emotions;
-  /** Per-speaker analysis when diarize and an analysis flag are set (an addition to the spec). */
+  /** Per-speaker analysis when diarize and an analysis flag are set (a field the original API lacks). */
   speakers?: SpeakerBreakdown[];
   /** With `keywords`: whether the recogniser boosted them (false: it cannot, and they were ignored). */
   keywords_applied?: boolean;

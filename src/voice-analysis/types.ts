@@ -1,6 +1,6 @@
 /**
  * Speaker analysis: age group, gender and emotion scores for one speaker's speech
- * (interface.md, Transcription result: `age`, `gender`, `emotions`).
+ * (the transcription result's `age`, `gender` and `emotions` fields).
  */
 import type { TimeSpan } from '../engines/types.js';
 

@@ -17,6 +17,8 @@ const RANKS: Record<string, number> = {
   version: 0,
   config: 0,
   lifecycle: 0,
+  // Bounds on work running at once and yields to the event loop, used by every layer from audio up.
+  concurrency: 0.5,
   audio: 1,
   net: 1,
   text: 1,

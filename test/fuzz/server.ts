@@ -5,6 +5,7 @@
  * {url, key, pid} when ready and stops on SIGTERM. PARLEY_FUZZ_MAX_AUDIO_SECONDS sets the cap.
  */
 import { modelsDirWith } from '../helpers/models.js';
+import type { Config } from '../../src/config.js';
 import { startTestServer } from '../helpers/server.js';
 
 const maxAudioSeconds = Number(process.env.PARLEY_FUZZ_MAX_AUDIO_SECONDS ?? 7200);
@@ -12,7 +13,7 @@ const server = await startTestServer({
   engines: true,
   config: {
     modelsDir: modelsDirWith(['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile']),
-    logLevel: process.env.PARLEY_FUZZ_LOG_LEVEL ?? 'error',
+    logLevel: (process.env.PARLEY_FUZZ_LOG_LEVEL ?? 'error') as Config['logLevel'],
     limits: { maxAudioSeconds },
     rateLimits: { synthesis: { perMinute: 0 }, transcription: { perMinute: 0 }, management: { perMinute: 0 } },
     // Deliveries to the fuzz's dead webhook address give up at once instead of retrying for minutes.

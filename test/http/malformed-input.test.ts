@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DuplicateJobError, JobRepository } from '../../src/store/job-repository.js';
+import { DuplicateJobError, JobRepository } from '../../src/jobs/job-repository.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
 import { expectSttError } from '../helpers/stt-errors.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
 
 const ESPEAK = 'espeak-en-us-female';
-const quiet = { rateLimits: { synthesis: { perMinute: 0 }, transcription: { perMinute: 0 }, management: { perMinute: 0 } }, logLevel: 'silent' };
+const quiet = { rateLimits: { synthesis: { perMinute: 0 }, transcription: { perMinute: 0 }, management: { perMinute: 0 } }, logLevel: 'silent' as const };
 
 async function expectSpeechError(r: Response, status: number, message: RegExp): Promise<void> {
   const body = await r.json();
@@ -113,7 +113,7 @@ describe('malformed input', () => {
       await expectSttError(s.api('/api/v1/stt/jobs/%E0%A4%A').then(async (res) => ({ res, body: await res.json() })), 400, 'The URL is not valid');
     });
 
-    it('an X-Request-Id over 128 characters is not taken: the server makes one (decisions.md point 1)', async () => {
+    it('an X-Request-Id over 128 characters is not taken: the server makes one', async () => {
       const r = await s.api('/api/v1/tts-v2/get_voices', { headers: { 'x-request-id': 'r'.repeat(129) } });
       assert.equal(r.status, 200);
       assert.match(r.headers.get('x-request-id')!, /^req_[0-9a-f]{32}$/);

@@ -1,5 +1,5 @@
 /**
- * Restart safety (decisions.md points 23, 27): a Parley child process is killed with SIGKILL while
+ * Restart safety: a Parley child process is killed with SIGKILL while
  * jobs are queued, running and waiting for a delivery retry, twice in a row, and restarted on the
  * same data dir each time. Every one of the 50 jobs must reach the receiver; repeats are allowed
  * (at least once) and counted.

@@ -169,7 +169,7 @@ describe('two nodes on one PostgreSQL database', { skip: NEEDS }, () => {
 
         // Mid-run: some delivered, A holding work. Deliveries are held at the receiver for the
         // moment of the kill, so the kill cannot fall between a receiver's 200 and A recording
-        // it (a repeat decisions.md point 27 allows); any repeat left would be the nodes racing.
+        // it (delivery is at least once, so that repeat would be allowed); any repeat left would be the nodes racing.
         const acked = () => receiver.received.filter((r) => r.answered === 200);
         await until('10 deliveries', () => acked().length >= 10, 120_000);
         const heldByA = sql<{ n: string }>`select count(*) as n from jobs where locked_by like ${`%-${a.child.pid}-%`}`;

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CatalogueEntry } from '../../src/models/catalogue.js';
-import { runModelsCommand } from '../../src/models/models-command.js';
+import { runModelsCommand } from '../../src/cli/models.js';
 import { checkAgainstPin, pullPack } from '../../src/models/pull.js';
 import { Writable } from 'node:stream';
 

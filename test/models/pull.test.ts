@@ -12,7 +12,7 @@ import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
 import type { CatalogueEntry } from '../../src/models/catalogue.js';
 import { findCatalogueEntry, listCatalogue, recommendedPreset } from '../../src/models/catalogue.js';
 import { scanModelPacks } from '../../src/models/detect.js';
-import { runModelsCommand } from '../../src/models/models-command.js';
+import { runModelsCommand } from '../../src/cli/models.js';
 import { partialFile, pullPack } from '../../src/models/pull.js';
 import { packKinds } from '../../src/engines/model-pack.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';

@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { AccountRepository } from '../../src/store/account-repository.js';
 import { openStore, type Store } from '../../src/store/database.js';
-import { JOB_AUDIO_CHUNK_BYTES, JobRepository } from '../../src/store/job-repository.js';
+import { JOB_AUDIO_CHUNK_BYTES, JobRepository } from '../../src/jobs/job-repository.js';
 import { LeaseRepository } from '../../src/store/lease-repository.js';
 import { RateLimitRepository } from '../../src/store/rate-limit-repository.js';
 import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';

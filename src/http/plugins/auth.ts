@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KEY_ROLES, type ApiKeyService, type AuthenticatedKey, type KeyRole } from '../../accounts/api-keys.js';
 import type { RateLimit } from '../../config.js';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../../errors.js';
-import type { RateLimitStore } from './rate-limit.js';
+import type { RateLimitStore } from '../../store/rate-limits.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

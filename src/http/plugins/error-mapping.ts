@@ -35,8 +35,8 @@ const sttSentences: Record<number, string> = {
 };
 
 /**
- * The stt family's 413 sentence, with the limit in force: "25MB" at the default 25 MiB cap (the spec's
- * MB are binary, as the 25 * 1024 * 1024 default), the configured size when an operator changed it.
+ * The stt family's 413 sentence, with the limit in force: "25MB" at the default 25 MiB cap (the
+ * API's MB are binary, as the 25 * 1024 * 1024 default), the configured size when an operator changed it.
  */
 export function sttTooLargeSentence(limitBytes: number): string {
   const mb = limitBytes > 0 ? Math.round((limitBytes / 2 ** 20) * 10) / 10 : 25;

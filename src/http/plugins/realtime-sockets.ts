@@ -9,7 +9,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Config } from '../../config.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { KEY_SUBPROTOCOL_PREFIX } from './auth.js';
-import { InProcessSocketSlots, type SocketSlotStore } from './socket-slots.js';
+import { InProcessSocketSlots, type SocketSlotStore } from '../../store/socket-slots.js';
 
 type RealtimeLimits = Config['realtime'];
 

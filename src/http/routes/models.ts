@@ -6,11 +6,11 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { AbortedError, ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
 import type { ModelsReport } from '../../models/installed-models.js';
 import { PackRequestError, type PackAdmin } from '../../models/pack-admin.js';
 import { PullError } from '../../models/pull.js';
-import { SseStream } from '../plugins/sse.js';
+import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrors } from '../schemas/common.js';
 
 const Report = Type.Object({
@@ -85,28 +85,49 @@ export function modelRoutes(deps: ModelAdminDeps) {
         } catch (err) {
           throw httpError(err);
         }
-        const sse = new SseStream(reply, deps.writeStallTimeoutMs);
-        sse.open();
-        let last = 0;
-        const progress = (received: number, total: number | undefined) => {
-          const now = Date.now();
-          if (now - last < PROGRESS_EVERY_MS && received !== total) return;
-          last = now;
-          void sse.send([['event', 'progress'], ['data', JSON.stringify({ received, total: total ?? null })]]);
-        };
-        try {
-          const installed = await packs.install(id, progress, sse.abort.signal);
-          const report = await deps.reload();
-          await sse.send([['event', 'installed'], ['data', JSON.stringify({ ...installed, loaded: report.loaded.some((p) => p.id === id) })]]);
-        } catch (err) {
-          if (err instanceof AbortedError || sse.isClosed) request.log.info({ id }, 'pack install stopped: the client went away');
-          else {
-            request.log.warn({ err, id }, 'pack install failed');
-            await sse.send([['event', 'error'], ['data', JSON.stringify({ message: err instanceof Error ? err.message : String(err) })]]);
+        const install = async function* (): AsyncGenerator<SseEvent> {
+          const pending: SseEvent[] = [];
+          let wake: (() => void) | undefined;
+          let last = 0;
+          const progress = (received: number, total: number | undefined) => {
+            const now = Date.now();
+            if (now - last < PROGRESS_EVERY_MS && received !== total) return;
+            last = now;
+            pending.push(sseEvent('progress', { received, total: total ?? null }));
+            wake?.();
+          };
+          let outcome: { installed: SseEvent } | { failed: unknown } | undefined;
+          packs
+            .install(id, progress, request.clientGone)
+            .then(async (installed) => {
+              const report = await deps.reload();
+              return sseEvent('installed', { ...installed, loaded: report.loaded.some((p) => p.id === id) });
+            })
+            .then(
+              (installed) => (outcome = { installed }),
+              (failed: unknown) => (outcome = { failed }),
+            )
+            .finally(() => wake?.());
+          for (;;) {
+            while (pending.length) yield pending.shift()!;
+            if (outcome) break;
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
           }
-        } finally {
-          sse.end();
-        }
+          if ('failed' in outcome) throw outcome.failed;
+          yield outcome.installed;
+        };
+        await pipeToSse(request, reply, install(), {
+          headersFirst: true,
+          stallTimeoutMs: deps.writeStallTimeoutMs,
+          what: `install of ${id}`,
+          events: (e) => [e],
+          end: () => [],
+          error: (err) => {
+            request.log.warn({ err, id }, 'pack install failed');
+            return sseEvent('error', { message: err instanceof Error ? err.message : String(err) });
+          },
+        });
       },
     });
     app.post('/admin/models/:id/verify', {

@@ -63,7 +63,7 @@ export function markDeprecated(successorDocsUrl: string | undefined) {
 /** Transcription path names: `/api/v1/<path>/get_text`, `/api/v1/<path>/jobs/:request_id`. */
 export const TRANSCRIPTION_ROUTE_NAMES: readonly string[] = ['stt', 'pulse'];
 
-/** The layout a prefix serves: the legacy one keeps the spec's error bodies, the current one the service's. */
+/** The layout a prefix serves: the legacy one keeps the original API's error bodies, the current one the service's. */
 export type RouteLayout = 'legacy' | 'current';
 export const layoutOf = (prefix: RoutePrefix): RouteLayout => (prefix === '/waves/v1' ? 'current' : 'legacy');
 

@@ -10,10 +10,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
 import type { OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { InvalidRequestError } from '../../errors.js';
 import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
 import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
-import { SseStream } from '../plugins/sse.js';
+import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrorsOf } from '../schemas/common.js';
 import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
 import {
@@ -59,8 +59,8 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
 
 /** How a stream's events are framed on the wire: the legacy layout's, or the current layout's. */
 interface StreamFraming {
-  chunk(b64: string): [string, string][];
-  complete(summary: { requestId: string; chunks: number; audioSeconds: number }): [string, string][];
+  chunk(b64: string): SseEvent;
+  complete(summary: { requestId: string; chunks: number; audioSeconds: number }): SseEvent;
   family: RouteFamily;
 }
 
@@ -98,53 +98,34 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
     const prepared = await synthesis.prepare(synthesisRequest);
-    const sse = new SseStream(reply, options.writeStallTimeoutMs);
     const stats: SynthesisStats = { samples: 0 };
-    const bytes = synthesis.encodedStream(prepared, sse.abort.signal, stats);
-    // The first audio is made before the headers go out, so a failure there is still a plain 500.
-    const first = await bytes.next();
-    sse.open();
     const chunker = new ByteChunker(CHUNK_BYTES);
     let chunks = 0;
-    const sendChunk = async (chunk: Uint8Array) => {
-      chunks++;
-      await sse.send(framing.chunk(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64')));
-    };
-    try {
-      if (!first.done) for (const c of chunker.push(first.value)) await sendChunk(c);
-      for await (const piece of bytes) {
-        for (const c of chunker.push(piece)) await sendChunk(c);
-        if (sse.isClosed) break;
-      }
-      const rest = chunker.flush();
-      if (rest) await sendChunk(rest);
-      const audioSeconds = Math.round((stats.samples / prepared.request.sampleRate) * 1000) / 1000;
-      await sse.send(framing.complete({ requestId: request.id, chunks, audioSeconds }));
-    } catch (err) {
-      if (err instanceof AbortedError || sse.isClosed) {
-        request.log.info({ chunks }, 'client went away: synthesis stopped');
-      } else {
-        // The status line is gone; the error event carries what the REST body would have said.
+    const chunkEvents = (pieces: Iterable<Uint8Array>) =>
+      Array.from(pieces, (chunk) => {
+        chunks++;
+        return framing.chunk(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64'));
+      });
+    await pipeToSse(request, reply, synthesis.encodedStream(prepared, request.clientGone, stats), {
+      stallTimeoutMs: options.writeStallTimeoutMs,
+      what: 'synthesis',
+      events: (piece) => chunkEvents(chunker.push(piece)),
+      end: () => {
+        const rest = chunker.flush();
+        const audioSeconds = Math.round((stats.samples / prepared.request.sampleRate) * 1000) / 1000;
+        return [...chunkEvents(rest ? [rest] : []), framing.complete({ requestId: request.id, chunks, audioSeconds })];
+      },
+      error: (err) => {
         const wire = toWireError(err, framing.family, request.id);
         logWireError(request.log, wire, err, 'synthesis stopped after the stream began');
-        await sse.send([
-          ['event', 'error'],
-          ['data', JSON.stringify(framing.family === 'waves' ? wire.body : streamErrorMessage(wire, request.id))],
-        ]);
-      }
-    } finally {
-      await bytes.return(undefined);
-      sse.end();
-    }
+        return sseEvent('error', framing.family === 'waves' ? wire.body : streamErrorMessage(wire, request.id));
+      },
+    });
   }
 
   async function getSpeech(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, wavHeader: boolean) {
     const prepared = await synthesis.prepare(synthesisRequest);
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
-    const file = await synthesis.wholeFile(prepared, { wavHeader }, abort.signal);
+    const file = await synthesis.wholeFile(prepared, { wavHeader }, request.clientGone);
     return reply
       .header('Content-Type', file.contentType)
       .header('X-Sample-Rate', String(file.sampleRate))

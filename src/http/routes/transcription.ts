@@ -93,17 +93,13 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           await options.validateWebhook(webhookUrl, q.webhook_extra);
         }
 
-        const abort = new AbortController();
-        reply.raw.on('close', () => {
-          if (!reply.raw.writableFinished) abort.abort();
-        });
 
         let input: AudioInput;
         let filename: string;
         if (contentType === 'application/json') {
           const url = urlOf(request.body);
           if (!url) throw new InvalidRequestError('Body must be a JSON object {"url": "<address of an audio file>"}');
-          const fetched = await options.fetchUrl(url, abort.signal);
+          const fetched = await options.fetchUrl(url, request.clientGone);
           input = { bytes: fetched.bytes, contentType: fetched.contentType };
           filename = fetched.filename;
         } else if (current || contentType.startsWith('audio/')) {
@@ -143,7 +139,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           });
           return { status: 'processing', request_id: request.id };
         }
-        return options.transcribe(input, transcriptionOptions, { requestId: request.id, signal: abort.signal });
+        return { status: 'success', ...(await options.transcribe(input, transcriptionOptions, { requestId: request.id, signal: request.clientGone })) };
       },
     });
   };

@@ -2,16 +2,13 @@
  * POST <name>/add_voice under every name of the route table that clones, and on the current layout
  * POST /voice-cloning (the same form plus an optional `model`): multipart `displayName` + `file`
  * (and optional description, accent, tags, language, transcript) → a cloned voice. Thin: the
- * form, bounded while it is read, becomes a CloneRequest.
- *
- * Not @fastify/multipart: it reads the raw request, beside the body-deadline stream that the
- * preParsing hook of plugins/connection-limits.ts puts in front of every body, and that stream,
- * never read, stopped the upload after its first 32 kB.
+ * form, bounded while it is read (plugins/form-data.ts), becomes a CloneRequest.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
+import { acceptFormData, type FormData } from '../plugins/form-data.js';
 import type { VoiceCloningService } from '../../synthesis/voice-cloning.js';
 import { AddVoiceFields, AddVoiceResponse, type AddVoiceFieldValues } from '../schemas/add-voice.js';
 import { speechErrorsOf } from '../schemas/common.js';
@@ -34,10 +31,10 @@ const CLONING_MODELS: Readonly<Record<string, ModelGeneration>> = {
 };
 const DEFAULT_CLONING_MODEL = 'lightning-v3.1';
 
-/** Room for the text parts and multipart framing beside the file. */
-const FORM_OVERHEAD_BYTES = 64 * 1024;
-/** A body this many times the limit is not drained to answer it: the connection is closed instead. */
-const DRAIN_FACTOR = 2;
+const FORM_REQUIRED = 'add_voice takes multipart/form-data with the fields displayName and file';
+
+/** Longest text field: room for the longest the schema allows (transcript, 5000 characters of UTF-8). */
+const MAX_FIELD_BYTES = 64 * 1024;
 
 const describeBytes = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MB` : `${bytes} bytes`);
 
@@ -46,31 +43,18 @@ interface ReceivedForm {
   file?: { bytes: Uint8Array; contentType: string; filename: string };
 }
 
-/**
- * The form's parts. The body arrived whole through Fastify's parser (so the body deadline and
- * the size cap applied while it was read); undici's FormData parser splits it.
- */
-async function readForm(body: Buffer, contentType: string, maxSampleBytes: number): Promise<ReceivedForm> {
-  let parsed: FormData;
-  try {
-    parsed = await new Response(new Uint8Array(body.buffer, body.byteOffset, body.byteLength) as Uint8Array<ArrayBuffer>, { headers: { 'content-type': contentType } }).formData();
-  } catch (err) {
-    throw new InvalidRequestError(`The multipart body is malformed: ${(err as Error).message}`);
+/** The form's parts as a clone takes them: the sample in the part named file, each text field once. */
+function receivedForm(form: FormData): ReceivedForm {
+  if (form.file && form.file.field !== 'file') throw new InvalidRequestError(`Unexpected file part "${form.file.field}": the sample goes in the part named file`);
+  const received: ReceivedForm = { fields: {} };
+  for (const [name, values] of form.fields) {
+    if (name === 'file') throw new InvalidRequestError('file must be sent as a file part (with a filename), not as text');
+    if (values.length > 1) throw new InvalidRequestError(`${name} is sent twice`);
+    // defineProperty: a field named like "__proto__" stays an ordinary field, and is refused as unknown.
+    Object.defineProperty(received.fields, name, { value: values[0]!, enumerable: true, writable: true, configurable: true });
   }
-  const form: ReceivedForm = { fields: {} };
-  for (const [name, value] of parsed) {
-    if (typeof value !== 'string') {
-      if (name !== 'file') throw new InvalidRequestError(`Unexpected file part "${name}": the sample goes in the part named file`);
-      if (form.file) throw new InvalidRequestError('Send one file');
-      if (value.size > maxSampleBytes) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(maxSampleBytes)}`);
-      form.file = { bytes: new Uint8Array(await value.arrayBuffer()), contentType: value.type, filename: value.name };
-    } else {
-      if (name === 'file') throw new InvalidRequestError('file must be sent as a file part (with a filename), not as text');
-      if (Object.hasOwn(form.fields, name)) throw new InvalidRequestError(`${name} is sent twice`);
-      form.fields[name] = value;
-    }
-  }
-  return form;
+  if (form.file) received.file = { bytes: form.file.bytes, contentType: form.file.contentType, filename: form.file.filename };
+  return received;
 }
 
 /** One sentence naming the first field that breaks the schema. */
@@ -95,12 +79,9 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
   const deprecation = markDeprecated(options.successorDocsUrl);
 
   /** One clone from the form; `modelOf` picks the model, given the form's fields (and may take one out). */
-  async function addVoice(request: FastifyRequest, reply: FastifyReply, modelOf: (fields: Record<string, string>) => ModelGeneration) {
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
-    const form = await readForm(request.body as Buffer, String(request.headers['content-type']), options.maxSampleBytes);
+  async function addVoice(request: FastifyRequest, modelOf: (fields: Record<string, string>) => ModelGeneration) {
+    if (!request.body || !((request.body as FormData).fields instanceof Map)) throw new InvalidRequestError(FORM_REQUIRED);
+    const form = receivedForm(request.body as FormData);
     const model = modelOf(form.fields);
     if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
     const fields = checkFields(form.fields);
@@ -116,7 +97,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
         language: fields.language,
         transcript: fields.transcript,
       },
-      abort.signal,
+      request.clientGone,
     );
     return {
       message: 'Voice clone created successfully',
@@ -135,31 +116,23 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
   }
 
   return async function register(app: FastifyInstance): Promise<void> {
-    const maxBody = options.maxSampleBytes + FORM_OVERHEAD_BYTES;
-    // Read as a whole (at most maxBody): an oversized body is read on to its end (up to
-    // DRAIN_FACTOR times the cap) so the client, still sending, gets its 400 rather than a reset.
-    app.addContentTypeParser('multipart/form-data', async (_request: FastifyRequest, payload: AsyncIterable<Buffer>) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of payload) {
-        size += chunk.length;
-        if (size > maxBody * DRAIN_FACTOR) break;
-        if (size <= maxBody) chunks.push(chunk);
-      }
-      if (size > maxBody) throw new InvalidRequestError(`file is larger than the limit of ${describeBytes(options.maxSampleBytes)}`);
-      return Buffer.concat(chunks, size);
+    acceptFormData(app, {
+      maxFileBytes: options.maxSampleBytes,
+      // The schema's fields, and the `model` of POST /voice-cloning.
+      maxFields: Object.keys(AddVoiceFields.properties).length + 1,
+      maxFieldBytes: MAX_FIELD_BYTES,
+      fileTooLarge: () => new InvalidRequestError(`file is larger than the limit of ${describeBytes(options.maxSampleBytes)}`),
     });
     // Anything but a form is refused before its body is parsed.
     const formOnly = async (request: FastifyRequest) => {
       if (!/^multipart\/form-data\b/i.test(String(request.headers['content-type'] ?? ''))) {
-        throw new InvalidRequestError('add_voice takes multipart/form-data with the fields displayName and file');
+        throw new InvalidRequestError(FORM_REQUIRED);
       }
     };
     const fieldsSummary = `multipart: displayName, file ≤ ${describeBytes(options.maxSampleBytes)}; optional description, accent, tags, language, transcript`;
     for (const { path, model, deprecated } of speechRouteNamesFor('add_voice')) {
       app.post(`/${path}/add_voice`, {
         config: { rateFamily: 'synthesis' },
-        bodyLimit: maxBody * DRAIN_FACTOR,
         onRequest: deprecated ? [deprecation, formOnly] : formOnly,
         schema: {
           tags: [path],
@@ -168,13 +141,12 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
           consumes: ['multipart/form-data'],
           response: { 200: AddVoiceResponse, ...errors },
         },
-        handler: (request, reply) => addVoice(request, reply, () => model),
+        handler: (request) => addVoice(request, () => model),
       });
     }
     if (options.layout !== 'current') return;
     app.post('/voice-cloning', {
       config: { rateFamily: 'synthesis' },
-      bodyLimit: maxBody * DRAIN_FACTOR,
       onRequest: formOnly,
       schema: {
         tags: ['voice-cloning'],
@@ -182,7 +154,7 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
         consumes: ['multipart/form-data'],
         response: { 200: AddVoiceResponse, ...errors },
       },
-      handler: (request, reply) => addVoice(request, reply, cloningModel),
+      handler: (request) => addVoice(request, cloningModel),
     });
   };
 }

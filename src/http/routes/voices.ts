@@ -90,6 +90,11 @@ export interface VoiceRouteOptions {
  * Voices and clones under every name of the route table that serves them; on the current layout
  * also `GET /voice-cloning`, the clone list of the service's newer API (same listing, under `data`).
  */
+/** The request that lists a model's voices (tts-large's catalogue voices are tts-v2's). */
+export function voiceListRequest(model: string): string {
+  return `GET /api/v1/${model === 'tts-large' ? 'tts-v2' : model}/get_voices`;
+}
+
 export function voiceRoutes(deps: VoiceRouteOptions) {
   const errors = speechErrorsOf(deps.layout);
   const deprecation = markDeprecated(deps.successorDocsUrl);

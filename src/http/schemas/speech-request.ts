@@ -1,5 +1,5 @@
 /**
- * The speech request body per model (interface.md "Speech request").
+ * The speech request body per model: the fields each speech model accepts, with their bounds.
  * Ranges and enums live here so a 400 names the field and the rule.
  */
 import { Type, type Static } from '@sinclair/typebox';

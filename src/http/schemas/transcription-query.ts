@@ -1,4 +1,4 @@
-/** Query parameters of POST /api/v1/stt/get_text (interface.md), and of the current layout's POST /waves/v1/stt. */
+/** Query parameters of POST /api/v1/stt/get_text, and of the current layout's POST /waves/v1/stt. */
 import { Type, type Static } from '@sinclair/typebox';
 import { TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
 import { parseKeywords } from '../../transcription/options/keywords.js';

@@ -32,7 +32,7 @@ import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
-import type { SocketSlotStore } from '../plugins/socket-slots.js';
+import type { SocketSlotStore } from '../../store/socket-slots.js';
 import { sttLanguages } from '../schemas/transcription-query.js';
 import { defaultTranscriptionLanguage } from '../routes/openai/transcriptions.js';
 import { encodeEvent, EventReader, isProblem, type WyomingEvent } from './events.js';

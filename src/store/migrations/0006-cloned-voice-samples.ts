@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
- * Voice cloning (issue 16): what a clone was made from and how it speaks, kept in the database so
+ * Voice cloning: what a clone was made from and how it speaks, kept in the database so
  * every node can serve it. The sample (at most cloning.sampleSeconds of 16-bit PCM, ~720 kB at
  * 24 kHz) lives in its own table, so listing clones never reads it. Columns are documented in schema.ts.
  */

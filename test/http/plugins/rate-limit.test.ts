@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RateLimitedError } from '../../../src/errors.js';
-import { InProcessRateLimitStore, rateLimit, SharedRateLimitStore } from '../../../src/http/plugins/rate-limit.js';
+import { rateLimit } from '../../../src/http/plugins/rate-limit.js';
+import { InProcessRateLimitStore, SharedRateLimitStore } from '../../../src/store/rate-limits.js';
 
 const limit = { perMinute: 60, burst: 3 };
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
-const limits = { rateLimits: { unauthenticated: { perMinute: 1, burst: 2 } }, logLevel: 'warn' };
+const limits = { rateLimits: { unauthenticated: { perMinute: 1, burst: 2 } }, logLevel: 'warn' as const };
 
 const badKey = (s: TestServer, forwardedFor: string) =>
   fetch(`${s.url}/api/v1/tts-v2/get_voices`, { headers: { authorization: 'Bearer sk_wrongwrongwrongwrongwrongwrongwrong', 'x-forwarded-for': forwardedFor } }).then((r) => r.status);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
-describe('pronunciation dictionaries (decisions.md point 14)', () => {
+describe('pronunciation dictionaries', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();

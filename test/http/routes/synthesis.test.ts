@@ -181,7 +181,7 @@ describe('POST /{model}/get_speech', () => {
   });
 });
 
-describe('validation (decisions.md points 6-8, 12-13)', () => {
+describe('validation', () => {
   const valid = { text: 'Hello.', voice_id: ESPEAK };
   const cases: Array<[string, string, Record<string, unknown>, RegExp]> = [
     ['tts-v2', 'text missing', { voice_id: ESPEAK }, /text/],

@@ -1,6 +1,6 @@
 /**
  * Hostile and malformed input to POST /api/v1/stt/get_text over real HTTP, with the real engines:
- * every case gets a 4xx with the transcription error body (decisions.md point 20), never a 500.
+ * every case gets a 4xx with the transcription error body, never a 500.
  * Decompression bombs of every codec get the 400 that names the duration cap
  * (limits.maxAudioSeconds); ffmpeg's concurrency limit answers 503 with Retry-After, and an
  * ffmpeg decode ends when its client goes away.

@@ -1,5 +1,5 @@
 /**
- * Asynchronous transcription over real HTTP (decisions.md points 23-26): POST /stt/get_text with
+ * Asynchronous transcription over real HTTP: POST /stt/get_text with
  * webhook_url, the real transcriber and engines, a real loopback webhook receiver, and
  * GET /stt/jobs/{request_id}. Backoff is milliseconds so a retried delivery takes no time.
  */

@@ -1,5 +1,5 @@
 /**
- * Transcription of audio given as JSON {url} (decisions.md points 19-21), fetched by a real
+ * Transcription of audio given as JSON {url}, fetched by a real
  * Parley server from a real loopback HTTP server. The test server allows 127.0.0.1 explicitly;
  * a second server allows nothing and must refuse the same address.
  */
@@ -107,7 +107,7 @@ describe('POST /api/v1/stt/get_text with a JSON {url}', { skip: NEEDS }, () => {
 
   before(async () => {
     const names = ['silero-vad-v5', 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01-mobile'];
-    const common = { logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } };
+    const common = { logLevel: 'warn' as const, rateLimits: { transcription: { perMinute: 0 } } };
     [s, strict, files] = await Promise.all([
       startTestServer({
         engines: true,

@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/stt/get_text over real HTTP with the real engines (decisions.md points 17-22):
+ * POST /api/v1/stt/get_text over real HTTP with the real engines:
  * silero VAD, the tiny streaming English transducer, and the stand-in diarization packs. The tiny
  * model is not accurate, so nothing here measures accuracy: the tests compare formats with each
  * other, and check shapes, types, timing invariants and the error contract.
@@ -77,7 +77,7 @@ describe('POST /api/v1/stt/get_text', { skip: NEEDS }, () => {
     formats?.cleanup();
   });
 
-  describe('accepted formats (decisions.md point 22)', () => {
+  describe('accepted formats', () => {
     it('the 16-bit WAV reference gives a non-empty transcript', () => {
       assert.ok(wordsOf(reference.transcription).length >= 5, reference.transcription);
     });
@@ -112,7 +112,7 @@ describe('POST /api/v1/stt/get_text', { skip: NEEDS }, () => {
     });
   });
 
-  describe('result (decisions.md points 17-19)', () => {
+  describe('result', () => {
     it('has every field of point 19 with the right types', async () => {
       const got = await transcribe('', formats.reference.bytes);
       for (const field of RESULT_FIELDS) assert.ok(field in got, `missing ${field}`);

@@ -1,5 +1,5 @@
 /**
- * Voice cloning with a zero-shot pack, through real HTTP (issue 16): the hand-made ZipVoice
+ * Voice cloning with a zero-shot pack, through real HTTP: the hand-made ZipVoice
  * fixture (test/fixtures/models/fake-zipvoice-envelope-24k) runs sherpa-onnx's real ZipVoice code
  * path — prompt features from the reference, encoder, flow-matching decoder, Vocos inverse STFT.
  * Its output is a steady comb whose spectral envelope is the reference's mean log-mel spectrum,

@@ -1,5 +1,5 @@
 /**
- * Voice cloning through real HTTP (issue 16): add_voice from corpus samples of a woman and a man,
+ * Voice cloning through real HTTP: add_voice from corpus samples of a woman and a man,
  * the clones speaking on every generation, the built-in match's pitch against its sample, the
  * 400s, privacy between accounts (REST and WebSocket), and delete.
  */

@@ -11,7 +11,7 @@ import { timeStretch } from '../../../audio/time-stretch.js';
 import { AbortedError, InvalidRequestError } from '../../../errors.js';
 import type { SynthesisService } from '../../../synthesis/synthesize.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
-import { SseStream } from '../../plugins/sse.js';
+import { pipeToSse, sseEvent } from '../../plugins/sse.js';
 import { openAiSpeechSchema, type OpenAiSpeechBody } from '../../schemas/openai-speech.js';
 import type { SpeechModels } from './aliases.js';
 import { openAiErrorBody, ParamError } from './errors.js';
@@ -69,15 +69,11 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
         }
         throw err;
       });
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
-    let pcm = synthesis.pcm(prepared, abort.signal);
+    let pcm = synthesis.pcm(prepared, request.clientGone);
     // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
     if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
     const stats = { samples: 0 };
-    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
+    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: request.clientGone });
     reply.header('X-Voice-Id', target.voice.id);
     if (body.stream_format === 'sse') return sse(request, reply, bytes, stats);
 
@@ -94,31 +90,20 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     return reply.type(streamContentTypes[body.response_format]).send(stream);
   }
 
-  async function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
-    const events = new SseStream(reply, options.writeStallTimeoutMs);
-    const first = await bytes.next();
-    events.open();
-    const send = (data: object) => events.send([['event', (data as { type: string }).type], ['data', JSON.stringify(data)]]);
-    try {
-      if (!first.done) await send({ type: 'speech.audio.delta', audio: Buffer.from(first.value).toString('base64') });
-      for await (const piece of bytes) {
-        await send({ type: 'speech.audio.delta', audio: Buffer.from(piece).toString('base64') });
-        if (events.isClosed) break;
-      }
+  function sse(request: FastifyRequest, reply: FastifyReply, bytes: AsyncGenerator<Uint8Array>, stats: { samples: number }) {
+    const event = (data: { type: string; [field: string]: unknown }) => sseEvent(data.type, data);
+    return pipeToSse(request, reply, bytes, {
+      stallTimeoutMs: options.writeStallTimeoutMs,
+      what: 'speech',
+      events: (piece) => [event({ type: 'speech.audio.delta', audio: Buffer.from(piece).toString('base64') })],
       // No `usage`: Parley counts no tokens, and made-up numbers would mislead a client that bills by them.
-      await send({ type: 'speech.audio.done', audio_seconds: Math.round((stats.samples / OPENAI_SAMPLE_RATE) * 1000) / 1000 });
-    } catch (err) {
-      if (err instanceof AbortedError || events.isClosed) {
-        request.log.info('client went away: speech stopped');
-      } else {
+      end: () => [event({ type: 'speech.audio.done', audio_seconds: Math.round((stats.samples / OPENAI_SAMPLE_RATE) * 1000) / 1000 })],
+      error: (err) => {
         const domain = toDomainError(err, 'speech');
         if (!domain || domain.status >= 500) request.log.error({ err }, 'speech failed after the stream began');
-        await send({ type: 'error', ...openAiErrorBody(domain).body });
-      }
-    } finally {
-      await bytes.return(undefined);
-      events.end();
-    }
+        return event({ type: 'error', ...openAiErrorBody(domain).body });
+      },
+    });
   }
 
   return async function register(app: FastifyInstance): Promise<void> {

@@ -9,7 +9,7 @@ import { InvalidRequestError } from '../../../errors.js';
 import { keywordsFromPrompt } from '../../../transcription/options/keywords.js';
 import type { Transcribe, TranscriptionResult } from '../../../transcription/types.js';
 import { acceptFormData, type FormData } from '../../plugins/form-data.js';
-import { SseStream } from '../../plugins/sse.js';
+import { pipeToSse, sseEvent } from '../../plugins/sse.js';
 import {
   MAX_FIELD_BYTES,
   timestampGranularities,
@@ -21,7 +21,7 @@ import {
 } from '../../schemas/openai-transcription.js';
 import { sttLanguages } from '../../schemas/transcription-query.js';
 import { transcriptionModelAliases } from './aliases.js';
-import { ParamError } from './errors.js';
+import { openAiErrorBody, ParamError } from './errors.js';
 
 export interface TranscriptionRouteOptions {
   transcribe: Transcribe;
@@ -179,10 +179,6 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
 
   async function transcriptions(request: FastifyRequest, reply: FastifyReply) {
     const form = checkForm(request, options);
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
     // `temperature` is accepted and unused. The words of `prompt` (names, jargon to expect) are
     // boosted as keywords where the recogniser can; the others ignore them.
     const keywords = form.prompt ? keywordsFromPrompt(form.prompt) : [];
@@ -199,16 +195,22 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
         filename: form.file.filename,
         ...(keywords.length ? { keywords } : {}),
       },
-      { requestId: request.id, signal: abort.signal },
+      { requestId: request.id, signal: request.clientGone },
     );
     if (form.stream) {
       // Recognition is not incremental in Parley: the deltas (one per utterance) follow the whole transcription.
-      const events = new SseStream(reply, options.writeStallTimeoutMs);
-      events.open();
-      const send = (data: { type: string; [field: string]: unknown }) => events.send([['event', data.type], ['data', JSON.stringify(data)]]);
-      for (const [i, u] of result.utterances.entries()) await send({ type: 'transcript.text.delta', delta: (i ? ' ' : '') + u.text });
-      await send({ type: 'transcript.text.done', text: result.transcription });
-      events.end();
+      const event = (data: { type: string; [field: string]: unknown }) => sseEvent(data.type, data);
+      async function* deltas() {
+        for (const [i, u] of result.utterances.entries()) yield (i ? ' ' : '') + u.text;
+      }
+      await pipeToSse(request, reply, deltas(), {
+        stallTimeoutMs: options.writeStallTimeoutMs,
+        what: 'transcription stream',
+        events: (delta) => [event({ type: 'transcript.text.delta', delta })],
+        end: () => [event({ type: 'transcript.text.done', text: result.transcription })],
+        // The transcript is whole before the first event: nothing can fail once the stream is open.
+        error: () => event({ type: 'error', ...openAiErrorBody(null).body }),
+      });
       return reply;
     }
     switch (form.responseFormat) {

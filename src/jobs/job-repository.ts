@@ -7,9 +7,9 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { FINAL_STATES, JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
-import type { BackendProfile } from './backend.js';
-import { dbClock, type DbClock, type Instant } from './db-clock.js';
-import type { Database, JobAttemptTable, JobTable } from './schema.js';
+import type { BackendProfile } from '../store/backend.js';
+import { dbClock, type DbClock, type Instant } from '../store/db-clock.js';
+import type { Database, JobAttemptTable, JobTable } from '../store/schema.js';
 
 export type JobRow = JobTable;
 export type JobAttemptRow = JobAttemptTable;

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { SharedSocketSlots } from '../../../src/http/plugins/socket-slots.js';
-import { openStore, type Store } from '../../../src/store/database.js';
-import { skipWithoutPg, withPgSchema } from '../../helpers/pg-schema.js';
-import { until } from '../../jobs/fixtures/job-options.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { connect, TestSocket, wsUrl } from '../../helpers/websocket.js';
+import { SharedSocketSlots } from '../../src/store/socket-slots.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { skipWithoutPg, withPgSchema } from '../helpers/pg-schema.js';
+import { until } from '../jobs/fixtures/job-options.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { connect, TestSocket, wsUrl } from '../helpers/websocket.js';
 
 const MAX = 2;
 /** Short, so the test outlives several renewals and a dead node's slots expire soon. */
@@ -61,7 +61,7 @@ describe('sockets per account on two nodes sharing PostgreSQL', { skip: skipWith
     });
     // A schema that could not be made ends withPgSchema early, with its error.
     const databaseUrl = await Promise.race([ready, dropped!.then(() => Promise.reject(new Error('withPgSchema ended early')))]);
-    const config = { databaseUrl, logLevel: 'warn', realtime: { maxSocketsPerAccount: MAX, socketLeaseMs: LEASE_MS } };
+    const config = { databaseUrl, logLevel: 'warn' as const, realtime: { maxSocketsPerAccount: MAX, socketLeaseMs: LEASE_MS } };
     a = await startTestServer({ engines: true, config });
     b = await startTestServer({ engines: true, config });
     store = await openStore({ databaseUrl, dataDir: '' });

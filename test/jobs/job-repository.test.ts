@@ -15,7 +15,7 @@ import { AccountRepository } from '../../src/store/account-repository.js';
 import { StoreHealth } from '../../src/store/availability.js';
 import { backendProfiles } from '../../src/store/backend.js';
 import { openStore, type Store } from '../../src/store/database.js';
-import { JobRepository } from '../../src/store/job-repository.js';
+import { JobRepository } from '../../src/jobs/job-repository.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 

@@ -3,11 +3,11 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { findCatalogueEntry, listCatalogue, recommendedPreset, type CatalogueEntry } from './catalogue.js';
-import { detectPack, scanModelPacks } from './detect.js';
-import { assertSafeId, checkAgainstPin, partialFile, pullPack } from './pull.js';
-import { removePack } from './pack-admin.js';
-import { verdictCacheDir, verifyPackVerdicts, type PackVerdict } from './verify.js';
+import { findCatalogueEntry, listCatalogue, recommendedPreset, type CatalogueEntry } from '../models/catalogue.js';
+import { detectPack, scanModelPacks } from '../models/detect.js';
+import { assertSafeId, checkAgainstPin, partialFile, pullPack } from '../models/pull.js';
+import { removePack } from '../models/pack-admin.js';
+import { verdictCacheDir, verifyPackVerdicts, type PackVerdict } from '../models/verify.js';
 
 export interface ModelsCommandOptions {
   modelsDir: string;

@@ -3,7 +3,7 @@
  * contract, as the rate limits' is: in process for one node (SQLite), in the database when several
  * nodes serve one account (PostgreSQL).
  */
-import type { SocketSlot, SocketSlotRepository } from '../../store/socket-slot-repository.js';
+import type { SocketSlot, SocketSlotRepository } from './socket-slot-repository.js';
 
 export type { SocketSlot };
 
