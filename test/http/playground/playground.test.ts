@@ -175,9 +175,18 @@ describe('playground', { skip: NEEDS }, () => {
     await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 0);
     assert.equal(await page.locator('#language').isDisabled(), true);
     assert.match((await page.locator('#speech-options-reason').textContent()) ?? '', /choose a generation/);
+    assert.equal(await page.getByLabel(/Consistency/).isDisabled(), true);
+    assert.match((await page.locator('#voice-controls-reason').textContent()) ?? '', /\/v1\/audio\/speech, which has no consistency/);
+    // tts-v3.1 has no voice controls either; tts-v2 takes all three.
+    await page.locator('#model').selectOption('tts-v3.1');
+    await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 1);
+    for (const control of [/Consistency/, /Similarity/, /Enhancement/]) assert.equal(await page.getByLabel(control).isDisabled(), true);
+    assert.match((await page.locator('#voice-controls-reason').textContent()) ?? '', /^tts-v3\.1 has no consistency/);
     await page.locator('#model').selectOption('tts-v2');
     await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 1);
     assert.equal(await page.locator('#language').isDisabled(), false);
+    for (const control of [/Consistency/, /Similarity/, /Enhancement/]) assert.equal(await page.getByLabel(control).isDisabled(), false);
+    assert.equal(await page.locator('#voice-controls-reason').isVisible(), false);
     // An admin key: the pack tools are there.
     assert.equal(await page.getByRole('button', { name: 'Reload packs' }).isVisible(), true);
   });
@@ -185,6 +194,17 @@ describe('playground', { skip: NEEDS }, () => {
   it('speaks as it streams, then replays with a waveform; Stop ends disabled; downloads wav and mp3', async () => {
     await page.locator('#voice').selectOption('espeak-en-us-female');
     await page.locator('#rate').selectOption('16000');
+    await page.getByLabel(/Consistency/).fill('0.3');
+    // Which word is marked as spoken, each time the mark moves.
+    await page.evaluate(() => {
+      const marked: number[] = [];
+      (window as unknown as { marked: number[] }).marked = marked;
+      const box = document.getElementById('speech-words')!;
+      new MutationObserver(() => {
+        const index = [...box.querySelectorAll('button.word')].findIndex((b) => b.getAttribute('aria-current') === 'true');
+        if (index >= 0 && marked.at(-1) !== index) marked.push(index);
+      }).observe(box, { subtree: true, attributes: true, attributeFilter: ['aria-current'] });
+    });
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
     assert.match(await settled(page, 'speech-status'), /^Done/);
     const ms = Number(await page.locator('#ttfa').getAttribute('data-ms'));
@@ -198,6 +218,33 @@ describe('playground', { skip: NEEDS }, () => {
     // Afterwards: an audio element holding all of it, and its waveform.
     assert.ok(Math.abs((await audioDuration(page, 'speech-audio')) - seconds) < 0.01);
     assert.equal(await page.locator('#speech-wave').isVisible(), true);
+
+    // The words came with their times over the synthesis socket, and the mark moved forward through
+    // them as the streamed audio played: from the first words to the last ones.
+    const words = await page.$$eval('#speech-words button.word', (buttons) => buttons.map((b) => ({ word: b.textContent ?? '', start: Number(b.getAttribute('title')!.split('-')[0]) })));
+    assert.deepEqual(
+      words.map((w) => w.word.replace(/[^\w']/g, '').toLowerCase()),
+      'hello this is parley a selfhosted speech server every word you hear was made on this machine'.split(' '),
+    );
+    const marked = await page.evaluate(() => (window as unknown as { marked: number[] }).marked);
+    assert.ok(marked.length >= 3 && marked[0]! <= 1 && marked.at(-1)! >= words.length - 3, `marked while streaming: ${marked.join(' ')}`);
+    assert.ok(marked.every((index, i) => i === 0 || index > marked[i - 1]!), `marked while streaming: ${marked.join(' ')}`);
+    assert.ok(words.every((w, i) => i === 0 || w.start > words[i - 1]!.start) && words.at(-1)!.start < seconds, JSON.stringify(words));
+    // The <audio> element drives the mark on replay: near the start the first word, further on a later one.
+    const markedWord = () => page.locator('#speech-words button[aria-current=true]').textContent();
+    await page.$eval('#speech-audio', (a, at) => ((a as HTMLAudioElement).currentTime = at), words[0]!.start + 0.02);
+    await page.waitForFunction(() => document.querySelector('#speech-words button[aria-current=true]')?.textContent === 'Hello!');
+    await page.$eval('#speech-audio', (a, at) => ((a as HTMLAudioElement).currentTime = at), words[8]!.start + 0.02);
+    await page.waitForFunction((word) => document.querySelector('#speech-words button[aria-current=true]')?.textContent === word, words[8]!.word);
+    // Played from a word: the mark follows the audio past it.
+    await page.getByRole('button', { name: 'speech', exact: true }).click();
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('#speech-words button.word')].findIndex((b) => b.getAttribute('aria-current') === 'true') > 7,
+      undefined,
+      { timeout: 20_000 },
+    );
+    assert.match((await markedWord()) ?? '', /^(speech|server\.|Every|word|you|hear|was|made|on|this|machine\.)$/);
+    await page.$eval('#speech-audio', (a) => (a as HTMLAudioElement).pause());
 
     await page.locator('#format').selectOption('wav');
     const wav = await downloaded(page, () => page.getByRole('button', { name: 'Download' }).click());
@@ -222,6 +269,9 @@ describe('playground', { skip: NEEDS }, () => {
     assert.match(await settled(page, 'speech-status'), /^Done/);
     const seconds = Number(await page.locator('#audio-seconds').getAttribute('data-seconds'));
     assert.ok(Math.abs((await audioDuration(page, 'speech-audio')) - seconds) < 0.01);
+    // /v1/audio/speech has no word times: the page says so instead of marking words.
+    assert.equal(await page.locator('#speech-words-box').isVisible(), false);
+    assert.match((await page.locator('#speech-words-note').textContent()) ?? '', /sends no word times/);
     await page.locator('#format').selectOption('wav');
     const wav = await downloaded(page, () => page.getByRole('button', { name: 'Download' }).click());
     assert.equal(wav.bytes.readUInt32LE(24), 24000);
@@ -244,7 +294,7 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.locator('#ttfa').textContent(), '–');
     assert.equal(await page.locator('#download').isDisabled(), true);
     assert.equal(await page.locator('#stop').isDisabled(), true);
-    problems.splice(0); // the 400 shows as a console error of the failed fetch
+    problems.splice(0);
     await page.locator('#text').fill('Testing one two three.');
   });
 
