@@ -29,6 +29,9 @@ const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_
 /** Where screenshots go: the temp dir, or docs/ for `npm run docs:playground`. */
 const SCREENSHOTS = process.env.PARLEY_TEST_SCREENSHOTS ?? tmpdir();
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
+/** The sample a voice is cloned from as an uploaded file, and what it says (the corpus label). */
+const CLONE_SAMPLE = 'en/librispeech-1089-134686-0001.wav';
+const CLONE_SAMPLE_TEXT = 'after early nightfall the yellow lamps would light up here and there the squalid quarter of the brothels';
 /** A catalogue pack with no size or checksum recorded, so a hand-made archive installs under its id. */
 const INSTALLED_PACK = 'vits-piper-en_US-amy-low';
 
@@ -76,6 +79,8 @@ describe('playground', { skip: NEEDS }, () => {
   let s: TestServer;
   let files: Server;
   let filesUrl: string;
+  /** Bodies the loopback webhook received. */
+  const hooks: unknown[] = [];
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
@@ -85,7 +90,14 @@ describe('playground', { skip: NEEDS }, () => {
     // private host) and the pack archive that installs download (packFetch sends them here).
     const archive = packArchive(INSTALLED_PACK);
     files = createServer((req, res) => {
-      if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
+      if (req.method === 'POST' && req.url === '/hook') {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          hooks.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          res.writeHead(200).end('ok');
+        });
+      } else if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
       else if (req.url === `/${INSTALLED_PACK}.tar.bz2`) res.writeHead(200, { 'content-length': archive.length }).end(archive);
       else res.writeHead(404).end('not here');
     });
@@ -163,6 +175,8 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.evaluate(() => localStorage.getItem('parley.apiKey')), s.key);
     const models = await page.$$eval('#model option', (options) => options.map((o) => (o as HTMLOptionElement).value));
     assert.ok(models.includes('tts-v2') && models.includes('fake-piper-tones-en_US-16k'), models.join(', '));
+    // The packs' table fills in parallel with the voices.
+    await page.waitForFunction(() => document.querySelectorAll('#packs tbody tr').length > 0);
     const packRows = await page.$$eval('#packs tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
     assert.ok(packRows.some((r) => r.includes('silero-vad-v5') && r.includes('loaded')), packRows.slice(0, 5).join(' | '));
     assert.ok(packRows.some((r) => r.includes('available')));
@@ -312,8 +326,26 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
-  it('transcribes a file: words seek the audio, export as SRT, VTT and JSON', async () => {
+  it('transcribes a file through OpenAI\'s route with a prompt: words seek the audio, export as SRT, VTT and JSON', async () => {
     await page.getByLabel('Emotion').check();
+    // OpenAI's route takes a prompt; the Parley route's own fields are disabled, and the page says why.
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), true);
+    await page.locator('#route-openai').check();
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), false);
+    for (const control of [/^Keywords/, /^Webhook URL/, /^Numbers/, 'Sentence case', 'Redact personal', 'Redact card']) assert.equal(await page.getByLabel(control).isDisabled(), true, String(control));
+    assert.match((await page.locator('#text-options-reason').textContent()) ?? '', /OpenAI's route takes a prompt/);
+    assert.match((await page.locator('#route-reason').textContent()) ?? '', /webhook is a field of the Parley route/);
+    await page.getByLabel(/^Prompt/).fill('Americans, country');
+    // The form's text fields as the page hands them to fetch (the browser does not show a body holding a file).
+    await page.evaluate(() => {
+      const sent: [string, string][][] = [];
+      const original = window.fetch;
+      Object.assign(window, { sentForms: sent, originalFetch: original });
+      window.fetch = (input, init) => {
+        if (init?.body instanceof FormData) sent.push([...init.body.entries()].filter((e): e is [string, string] => typeof e[1] === 'string'));
+        return original(input, init);
+      };
+    });
     await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
     assert.match(await settled(page, 'stt-status', 120_000), /^Transcribed jfk-inaugural-1961\.wav: 11\.0 s/);
     const words = await page.$$eval('#words tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')));
@@ -347,6 +379,19 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(saved.duration, 11);
     assert.equal(saved.words.length, words.length);
     assert.ok(saved.emotions && typeof saved.emotions === 'object');
+    const forms = await page.evaluate(() => {
+      const w = window as unknown as { sentForms: [string, string][][]; originalFetch: typeof fetch };
+      window.fetch = w.originalFetch;
+      return w.sentForms;
+    });
+    assert.equal(forms.length, 1);
+    assert.deepEqual(forms[0]!.filter(([field]) => ['model', 'prompt', 'emotion_detection', 'response_format'].includes(field)), [
+      ['model', 'whisper-1'],
+      ['response_format', 'verbose_json'],
+      ['emotion_detection', 'true'],
+      ['prompt', 'Americans, country'],
+    ]);
+    await page.getByLabel(/^Prompt/).fill('');
     assert.deepEqual(problems, []);
   });
 
@@ -365,6 +410,44 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('transcribes a file through Parley\'s route with keywords, digits, formatting and redaction; then as a job posted to a webhook', async () => {
+    await page.locator('#route-parley').check();
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), true);
+    assert.match((await page.locator('#route-reason').textContent()) ?? '', /prompt is a field of OpenAI's route/);
+    await page.getByLabel(/^Keywords/).fill('americans:5, country:3');
+    await page.getByLabel('Numbers').selectOption('true');
+    for (const box of ['Sentence case and punctuation', 'Redact personal data', 'Redact card and bank data']) await page.getByLabel(box).check();
+    const sent = page.waitForRequest((r) => r.url().includes('/api/v1/stt/get_text?'));
+    await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
+    const query = Object.fromEntries(new URL((await sent).url()).searchParams);
+    assert.deepEqual(
+      { keywords: query.keywords, numerals: query.numerals, format: query.format, redact_pii: query.redact_pii, redact_pci: query.redact_pci, word_timestamps: query.word_timestamps },
+      { keywords: 'americans:5, country:3', numerals: 'true', format: 'true', redact_pii: 'true', redact_pci: 'true', word_timestamps: 'true' },
+    );
+    assert.match(await settled(page, 'stt-status', 120_000), /^Transcribed jfk-inaugural-1961\.wav: 11\.0 s/);
+    assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
+    // format=true: the transcript in sentence case, with end punctuation.
+    const saved = JSON.parse((await downloaded(page, () => page.getByRole('button', { name: 'Export JSON' }).click())).bytes.toString('utf8'));
+    assert.match(saved.text, /^[A-Z].*[.!?]$/);
+    assert.ok(Math.abs((await audioDuration(page, 'stt-audio')) - 11) < 0.05);
+
+    // With a webhook URL the file runs as a job: the page follows it to its delivery, then shows its result.
+    await page.getByLabel(/^Webhook URL/).fill(`${filesUrl}/hook`);
+    await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
+    const status = await settled(page, 'stt-status', 120_000);
+    assert.match(status, new RegExp(`^Job \\S+ done: jfk-inaugural-1961\\.wav transcribed and posted to ${filesUrl}/hook, delivery attempt 1: HTTP 200\\.$`));
+    assert.equal(hooks.length, 1);
+    assert.match(JSON.stringify(hooks[0]), /country/i);
+    assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
+    assert.ok(Math.abs((await audioDuration(page, 'stt-audio')) - 11) < 0.05);
+    await page.getByLabel(/^Webhook URL/).fill('');
+    await page.getByLabel(/^Keywords/).fill('');
+    await page.getByLabel('Numbers').selectOption('auto');
+    for (const box of ['Sentence case and punctuation', 'Redact personal data', 'Redact card and bank data']) await page.getByLabel(box).uncheck();
+    await page.locator('#route-openai').check();
+    assert.deepEqual(problems, []);
+  });
+
   it('transcribes the microphone live over the WebSocket: partials in place, finals appended', async () => {
     // Every text the partial line shows, in order, to see it grow in place.
     await page.evaluate(() => {
@@ -373,7 +456,15 @@ describe('playground', { skip: NEEDS }, () => {
       const partial = document.getElementById('live-partial')!;
       new MutationObserver(() => seen.push(partial.textContent ?? '')).observe(partial, { childList: true, characterData: true, subtree: true });
     });
+    for (const box of ['Speech start and end events', 'Sentence times', 'Full transcript']) await page.getByLabel(box).check();
+    await page.getByLabel(/^End of utterance after/).fill('600');
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/api/v1/stt/get_text?'));
     await page.getByRole('button', { name: 'Start live transcription' }).click();
+    const query = Object.fromEntries(new URL((await socket).url()).searchParams);
+    assert.deepEqual(
+      [query.encoding, query.sample_rate, query.vad_events, query.sentence_timestamps, query.full_transcript, query.eou_timeout_ms, query.endpointing, query.diarize],
+      ['linear16', '16000', 'true', 'true', 'true', '600', 'true', 'false'],
+    );
     await page.waitForFunction(() => document.getElementById('live-status')!.textContent?.startsWith('Listening'), undefined, { timeout: 20_000 });
     assert.equal(await page.locator('#live-start').isDisabled(), true);
     // The fake microphone plays the corpus recording: "And so, my fellow Americans" ends as the first final.
@@ -393,8 +484,31 @@ describe('playground', { skip: NEEDS }, () => {
     assert.ok(partials.length >= 2, partials.join(' | '));
     assert.ok(partials.some((p, i) => i > 0 && p.length > partials[i - 1]!.length), partials.join(' | '));
     assert.equal(await page.locator('#live-partial').textContent(), '');
+    // The live options' answers: speech events, each sentence with its times, the whole transcript.
+    const events = await page.$$eval('#live-events li', (items) => items.map((li) => li.textContent ?? ''));
+    assert.match(events[0] ?? '', /^Speech started at \d+\.\d\d s$/, events.join(' | '));
+    assert.ok(finals.every((f) => / \(\d+\.\d\d s-\d+\.\d\d s\)$/.test(f)), finals.join(' | '));
+    assert.match((await page.locator('#live-full').textContent()) ?? '', /^Full transcript: .*(fellow|american)/i);
+    for (const box of ['Speech start and end events', 'Sentence times', 'Full transcript']) await page.getByLabel(box).uncheck();
     assert.deepEqual(problems, []);
   });
+
+  for (const encoding of ['ogg_opus', 'opus', 'linear32', 'mulaw', 'alaw']) {
+    it(`transcribes the microphone live sent as ${encoding}`, async () => {
+      await page.getByLabel('Encoding sent').selectOption(encoding);
+      assert.equal(await page.locator('#live-encoding-reason').isVisible(), false, 'this Chromium encodes Opus (WebCodecs)');
+      await page.getByRole('button', { name: 'Start live transcription' }).click();
+      await page
+        .waitForFunction(() => /fellow|american/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 })
+        .catch(async (error: Error) => {
+          throw new Error(`${error.message}; status: ${await page.locator('#live-status').textContent()}; finals: ${await page.locator('#live-finals').textContent()}; partial: ${await page.locator('#live-partial').textContent()}`);
+        });
+      await page.getByRole('button', { name: 'Stop listening' }).click();
+      assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
+      await page.getByLabel('Encoding sent').selectOption('linear16');
+      assert.deepEqual(problems, []);
+    });
+  }
 
   it('clones a voice from a recording, speaks with it and deletes it', async () => {
     await page.getByLabel('Name', { exact: true }).fill('Recorded voice');
@@ -414,6 +528,31 @@ describe('playground', { skip: NEEDS }, () => {
     await page.getByRole('button', { name: 'Delete Recorded voice' }).click();
     assert.match(await settled(page, 'clones-status'), /^Deleted Recorded voice/);
     assert.equal(await row.count(), 0);
+    assert.deepEqual(problems, []);
+  });
+
+  it('clones a voice from an uploaded file: its status and profile, spoken with, deleted', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Uploaded voice');
+    await page.getByLabel('Generation', { exact: true }).selectOption('tts-v3.1');
+    await page.getByLabel(/^What the sample says/).fill(CLONE_SAMPLE_TEXT);
+    await page.getByLabel('Sample file').setInputFiles(corpusFile(CLONE_SAMPLE));
+    const sent = page.waitForRequest((r) => r.url().endsWith('/api/v1/tts-v3.1/add_voice'));
+    await page.getByRole('button', { name: 'Clone', exact: true }).click();
+    await sent;
+    assert.match(await settled(page, 'clone-status', 60_000), /^Cloned: Uploaded voice \(\S+\), (processing|completed)\.$/);
+    const row = page.locator('#clones tbody tr', { hasText: 'Uploaded voice' });
+    await page.waitForFunction(() => [...document.querySelectorAll('#clones tbody tr')].some((r) => /Uploaded voice/.test(r.textContent ?? '') && /completed|failed/.test(r.textContent ?? '')), undefined, { timeout: 60_000 });
+    const cells = await row.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(0, 3), ['Uploaded voice', 'tts-v3.1', 'completed']);
+    // The profile measured from the sample (pitch and the like), shown as name: value pairs.
+    assert.match(cells[3]!, /^\w+: [\w.-]+(, \w+: [\w.-]+)+$/);
+    await page.getByRole('button', { name: 'Speak with Uploaded voice' }).click();
+    assert.match(await settled(page, 'clones-status'), /^Uploaded voice: \d+\.\d\d s of audio/);
+    assert.ok((await audioDuration(page, 'clone-audio')) > 0.5);
+    await page.getByRole('button', { name: 'Delete Uploaded voice' }).click();
+    assert.match(await settled(page, 'clones-status'), /^Deleted Uploaded voice/);
+    assert.equal(await row.count(), 0);
+    assert.equal(await page.locator('#clone-audio').isVisible(), false);
     assert.deepEqual(problems, []);
   });
 
