@@ -183,6 +183,8 @@ describe('playground', { skip: NEEDS }, () => {
     // No diarization pack is installed: Speakers cannot be ticked, and the page says why.
     assert.equal(await page.getByLabel('Speakers').isDisabled(), true);
     assert.match((await page.locator('#diarize-reason').textContent()) ?? '', /needs a diarization pack/);
+    assert.equal(await page.getByLabel('Speaker labels').isDisabled(), true);
+    assert.match((await page.locator('#live-diarize-reason').textContent()) ?? '', /needs a diarization pack/);
     assert.equal(await page.getByLabel('Emotion').isDisabled(), false);
     // A pack takes no language or dictionary through /v1/audio/speech: chosen, those are disabled and explained.
     await page.locator('#model').selectOption('fake-piper-tones-en_US-16k');
@@ -599,6 +601,21 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('labels speakers live too: each final with its speaker', async () => {
+    assert.equal(await page.locator('#live-diarize-reason').isVisible(), false);
+    await page.getByLabel('Speaker labels').check();
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/api/v1/stt/get_text?'));
+    await page.getByRole('button', { name: 'Start live transcription' }).click();
+    assert.equal(new URL((await socket).url()).searchParams.get('diarize'), 'true');
+    await page.waitForFunction(() => /fellow|american/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Stop listening' }).click();
+    assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
+    const finals = await page.$$eval('#live-finals p', (ps) => ps.map((p) => p.textContent ?? ''));
+    assert.ok(finals.length > 0 && finals.every((f) => /^speaker_\d+: \S/.test(f)), finals.join(' | '));
+    await page.getByLabel('Speaker labels').uncheck();
+    assert.deepEqual(problems, []);
+  });
+
   it('an admin installs a pack with its download shown, verifies it and removes it; a failed install says why', async () => {
     await page.getByRole('button', { name: `Install ${INSTALLED_PACK}` }).click();
     assert.match(await settled(page, 'admin-status', 60_000), new RegExp(`^Installed ${INSTALLED_PACK} \\(\\d+ kB\\) and loaded it`));
@@ -625,7 +642,7 @@ describe('playground', { skip: NEEDS }, () => {
 
   it('axe-core finds no serious or critical violation, at desktop and phone width; nothing wider than a phone', async () => {
     assert.ok(AXE_SOURCE, 'axe-core is installed (devDependency)');
-    await page.locator('#transcript-box').evaluate((box) => ((box as HTMLElement).hidden = false));
+    for (const box of ['#transcript-box', '#speech-words-box']) await page.locator(box).evaluate((b) => ((b as HTMLElement).hidden = false));
     assert.deepEqual(await accessibilityProblems(page), []);
     const phone = await page.context().newPage();
     await phone.setViewportSize({ width: 360, height: 740 });
