@@ -98,7 +98,8 @@ function showEncodingOptions() {
   const reason = opus && typeof AudioEncoder === 'undefined' ? 'This browser has no Opus encoder (WebCodecs, on https or localhost only): choose a PCM or G.711 encoding.' : undefined;
   $('live-encoding-reason').textContent = reason ?? '';
   $('live-encoding-reason').hidden = !reason;
-  $('live-start').disabled = Boolean(reason) || $('live-start').dataset.noRecognizer === 'true' || liveState.working;
+  // Enabled only once a key found a recogniser (noRecognizer is set then), and never while listening.
+  $('live-start').disabled = Boolean(reason) || $('live-start').dataset.noRecognizer !== 'false' || liveState.working;
 }
 
 function options() {
@@ -148,9 +149,9 @@ async function transcribeFile(file) {
 }
 
 /** The query of the Parley route: analysis, text options, word times, and webhook_url when given. */
-function parleyQuery() {
+function parleyQuery(filename) {
   const webhook = $('webhook-url').value.trim();
-  return new URLSearchParams({ ...options(), ...textOptions(), word_timestamps: 'true', ...(webhook && { webhook_url: webhook }) });
+  return new URLSearchParams({ ...options(), ...textOptions(), word_timestamps: 'true', ...(webhook && { webhook_url: webhook }), ...(filename && { filename: filename.slice(0, 255) }) });
 }
 
 async function transcribeFileWithParley(file) {
@@ -160,7 +161,7 @@ async function transcribeFileWithParley(file) {
   const type = file.type.startsWith('audio/') ? file.type : file.type === 'video/webm' ? 'audio/webm' : 'audio/octet-stream';
   const started = performance.now();
   try {
-    const response = await api(`/api/v1/stt/get_text?${parleyQuery()}`, { method: 'POST', headers: { 'content-type': type, 'x-filename': file.name }, body: file });
+    const response = await api(`/api/v1/stt/get_text?${parleyQuery(file.name)}`, { method: 'POST', headers: { 'content-type': type }, body: file });
     const body = await response.json();
     if (run !== transcriptions) return;
     if (body.status === 'processing') return await followJob(run, body.request_id, file.name, file);
@@ -450,4 +451,5 @@ for (const format of ['srt', 'vtt', 'json']) $(`export-${format}`).addEventListe
 $('live-start').addEventListener('click', startLive);
 $('live-encoding').addEventListener('change', showEncodingOptions);
 for (const id of ['route-parley', 'route-openai']) $(id).addEventListener('change', showRouteOptions);
+showRouteOptions();
 $('live-stop').addEventListener('click', stopLive);

@@ -310,8 +310,19 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.locator('#ttfa').textContent(), '–');
     assert.equal(await page.locator('#download').isDisabled(), true);
     assert.equal(await page.locator('#stop').isDisabled(), true);
-    problems.splice(0);
+    assert.equal(await page.locator('#speech-status').textContent(), 'Write some text to speak.');
+    // A refusal from the server (a voice gone since the list was read) comes over the socket, said in red.
     await page.locator('#text').fill('Testing one two three.');
+    await page.locator('#voice').evaluate((select) => (select as HTMLSelectElement).add(new Option('A deleted voice', 'voice-deleted-meanwhile')));
+    await page.locator('#voice').selectOption('voice-deleted-meanwhile');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    assert.match(await settled(page, 'speech-status'), /voice-deleted-meanwhile/);
+    assert.equal(await statusOf(page, 'speech-status'), 'failed');
+    assert.equal(await page.locator('#speech-words-box').isVisible(), false);
+    assert.equal(await page.locator('#speak').isDisabled(), false);
+    await page.locator('#voice').evaluate((select) => (select as HTMLSelectElement).options[(select as HTMLSelectElement).selectedIndex]!.remove());
+    await page.locator('#voice').selectOption('espeak-en-us-female');
+    assert.deepEqual(problems, []);
   });
 
   it('previews a voice, and compares two voices side by side', async () => {
