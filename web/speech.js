@@ -250,6 +250,7 @@ function stopSpeaking() {
   speaking?.controller.abort();
   speaking?.context.close().catch(() => {});
   speaking = undefined;
+  streamClock = undefined; // its marker stops at its next tick
 }
 
 async function speak(text) {

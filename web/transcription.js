@@ -108,11 +108,11 @@ function options() {
   return { language: $('stt-language').value, ...chosen };
 }
 
-/** keywords, numerals, format and redaction, as the Parley routes and the live socket take them. */
+/** keywords, numerals, format and redaction, as the Parley routes and the live socket take them; a disabled one is not sent. */
 function textOptions() {
   const chosen = {};
   for (const [id, field, read] of TEXT_OPTIONS) {
-    const value = read($(id));
+    const value = $(id).disabled ? undefined : read($(id));
     if (value !== undefined) chosen[field] = value;
   }
   return chosen;
@@ -150,7 +150,7 @@ async function transcribeFile(file) {
 
 /** The query of the Parley route: analysis, text options, word times, and webhook_url when given. */
 function parleyQuery(filename) {
-  const webhook = $('webhook-url').value.trim();
+  const webhook = $('webhook-url').disabled ? '' : $('webhook-url').value.trim();
   return new URLSearchParams({ ...options(), ...textOptions(), word_timestamps: 'true', ...(webhook && { webhook_url: webhook }), ...(filename && { filename: filename.slice(0, 255) }) });
 }
 
