@@ -86,10 +86,12 @@ function showRouteOptions() {
   const parleyOnly = 'OpenAI\'s route takes a prompt (its words boosted as keywords) and none of these: choose the Parley route for them.';
   for (const [id] of TEXT_OPTIONS) explainDisabled($(id), 'text-options-reason', openAi ? parleyOnly : undefined);
   // One of the two is always disabled: the line says why.
-  const [off, on] = openAi ? [$('webhook-url'), $('prompt')] : [$('prompt'), $('webhook-url')];
-  explainDisabled(off, 'route-reason', openAi ? 'A webhook is a field of the Parley route.' : 'prompt is a field of OpenAI\'s route: on the Parley route write keywords.');
-  on.disabled = false;
-  on.removeAttribute('aria-describedby');
+  const [off, on] = openAi ? [['webhook-url', 'webhook-extra'], ['prompt']] : [['prompt'], ['webhook-url', 'webhook-extra']];
+  for (const id of off) explainDisabled($(id), 'route-reason', openAi ? 'A webhook is a field of the Parley route.' : 'prompt is a field of OpenAI\'s route: on the Parley route write keywords.');
+  for (const id of on) {
+    $(id).disabled = false;
+    $(id).removeAttribute('aria-describedby');
+  }
 }
 
 /** Opus from the microphone needs the browser's WebCodecs encoder. */
@@ -151,7 +153,16 @@ async function transcribeFile(file) {
 /** The query of the Parley route: analysis, text options, word times, and webhook_url when given. */
 function parleyQuery(filename) {
   const webhook = $('webhook-url').disabled ? '' : $('webhook-url').value.trim();
-  return new URLSearchParams({ ...options(), ...textOptions(), word_timestamps: 'true', ...(webhook && { webhook_url: webhook }), ...(filename && { filename: filename.slice(0, 255) }) });
+  // The extra pairs go only with a webhook (alone they are a 400).
+  const extra = webhook && $('webhook-extra').value.trim();
+  return new URLSearchParams({
+    ...options(),
+    ...textOptions(),
+    word_timestamps: 'true',
+    ...(webhook && { webhook_url: webhook }),
+    ...(extra && { webhook_extra: extra }),
+    ...(filename && { filename: filename.slice(0, 255) }),
+  });
 }
 
 async function transcribeFileWithParley(file) {

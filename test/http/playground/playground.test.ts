@@ -345,7 +345,7 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), true);
     await page.locator('#route-openai').check();
     assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), false);
-    for (const control of [/^Keywords/, /^Webhook URL/, /^Numbers/, 'Sentence case', 'Redact personal', 'Redact card']) assert.equal(await page.getByLabel(control).isDisabled(), true, String(control));
+    for (const control of [/^Keywords/, /^Webhook URL/, /^Webhook extra/, /^Numbers/, 'Sentence case', 'Redact personal', 'Redact card']) assert.equal(await page.getByLabel(control).isDisabled(), true, String(control));
     assert.match((await page.locator('#text-options-reason').textContent()) ?? '', /OpenAI's route takes a prompt/);
     assert.match((await page.locator('#route-reason').textContent()) ?? '', /webhook is a field of the Parley route/);
     await page.getByLabel(/^Prompt/).fill('Americans, country');
@@ -446,14 +446,17 @@ describe('playground', { skip: NEEDS }, () => {
 
     // With a webhook URL the file runs as a job: the page follows it to its delivery, then shows its result.
     await page.getByLabel(/^Webhook URL/).fill(`${filesUrl}/hook`);
+    await page.getByLabel(/^Webhook extra/).fill('customer:42, batch:monday');
     await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
     const status = await settled(page, 'stt-status', 120_000);
     assert.match(status, new RegExp(`^Job \\S+ done: jfk-inaugural-1961\\.wav transcribed and posted to ${filesUrl}/hook, delivery attempt 1: HTTP 200\\.$`));
     assert.equal(hooks.length, 1);
     assert.match(JSON.stringify(hooks[0]), /country/i);
+    assert.deepEqual([(hooks[0] as { customer?: string }).customer, (hooks[0] as { batch?: string }).batch], ['42', 'monday']);
     assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
     assert.ok(Math.abs((await audioDuration(page, 'stt-audio')) - 11) < 0.05);
     await page.getByLabel(/^Webhook URL/).fill('');
+    await page.getByLabel(/^Webhook extra/).fill('');
     await page.getByLabel(/^Keywords/).fill('');
     await page.getByLabel('Numbers').selectOption('auto');
     for (const box of ['Sentence case and punctuation', 'Redact personal data', 'Redact card and bank data']) await page.getByLabel(box).uncheck();
