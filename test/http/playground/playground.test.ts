@@ -325,6 +325,25 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('Stop ends a long synthesis while it streams: its socket is closed', async () => {
+    await page.locator('#text').fill('This sentence is one of many in a long text. '.repeat(200));
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/get_speech/stream?'));
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    const ws = await socket;
+    await page.waitForFunction(() => Number(document.getElementById('ttfa')!.dataset.ms) > 0);
+    const closed = ws.isClosed() ? Promise.resolve() : ws.waitForEvent('close');
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    assert.equal(await settled(page, 'speech-status'), 'Stopped.');
+    await closed;
+    assert.equal(await page.locator('#stop').isDisabled(), true);
+    assert.equal(await page.locator('#speak').isDisabled(), false);
+    const seconds = Number(await page.locator('#audio-seconds').getAttribute('data-seconds'));
+    // The whole text is about ten minutes of speech: what arrived before Stop is a small part of it.
+    assert.ok(seconds > 0 && seconds < 120, `${seconds} s received`);
+    await page.locator('#text').fill('Testing one two three.');
+    assert.deepEqual(problems, []);
+  });
+
   it('previews a voice, and compares two voices side by side', async () => {
     await page.getByRole('button', { name: 'Preview voice' }).click();
     assert.match(await settled(page, 'speech-status'), /^Done/);
