@@ -579,6 +579,8 @@ describe('playground', { skip: NEEDS }, () => {
     await page.waitForFunction(() => [...document.querySelectorAll('#clones tbody tr')].some((r) => /Uploaded voice/.test(r.textContent ?? '') && /completed|failed/.test(r.textContent ?? '')), undefined, { timeout: 60_000 });
     const cells = await row.locator('td').allTextContents();
     assert.deepEqual(cells.slice(0, 3), ['Uploaded voice', 'tts-v3.1', 'completed']);
+    // The clone's status line follows it to the end of its preparation.
+    assert.match((await page.locator('#clone-status').textContent()) ?? '', /^Cloned: Uploaded voice \(\S+\), completed\.$/);
     // The profile measured from the sample (pitch and the like), shown as name: value pairs.
     assert.match(cells[3]!, /^\w+: [\w.-]+(, \w+: [\w.-]+)+$/);
     await page.getByRole('button', { name: 'Speak with Uploaded voice' }).click();
