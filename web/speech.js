@@ -15,6 +15,8 @@ const WAVE_REDRAW_MS = 500;
 const HIGHLIGHT_MS = 50; // how often the word being spoken is looked up while the stream plays
 /** tts-v2 and tts-large take these (tts-v3.1 accepts and ignores them; /v1/audio/speech has none). */
 const VOICE_CONTROLS = ['consistency', 'similarity', 'enhancement'];
+/** After a sentence's end mark and the space after it: where the text is cut into socket messages. */
+const SENTENCE_SPLIT = /(?<=[.!?…。！？]["'”’)\]]*\s+)(?=\S)/u;
 
 const player = new Player('speech-audio', 'speech-wave');
 const players = [new Player('compare-audio-a', 'compare-wave-a'), new Player('compare-audio-b', 'compare-wave-b')];
@@ -171,7 +173,13 @@ async function streamPcm(r, onBytes, signal, onWord) {
     const stop = () => finish(new DOMException('Stopped', 'AbortError'));
     if (signal?.aborted) return stop();
     signal?.addEventListener('abort', stop);
-    socket.addEventListener('open', () => socket.send(JSON.stringify({ ...speechCall(r, 'pcm'), word_timestamps: Boolean(onWord) })));
+    // Sentence by sentence, as a language model's client sends text (continue, then flush): each
+    // sentence is spoken, and its words timed, as soon as it is whole, so marks come with the first audio.
+    socket.addEventListener('open', () => {
+      const body = { ...speechCall(r, 'pcm'), word_timestamps: Boolean(onWord), request_id: 'playground' };
+      const sentences = r.text.split(SENTENCE_SPLIT);
+      sentences.forEach((text, i) => socket.send(JSON.stringify({ ...body, text, ...(i < sentences.length - 1 ? { continue: true } : { flush: true }) })));
+    });
     socket.addEventListener('message', (event) => {
       const message = JSON.parse(event.data);
       if (message.status === 'chunk') onBytes(Uint8Array.from(atob(message.data.audio), (c) => c.charCodeAt(0)));
@@ -226,7 +234,8 @@ function stopStreamPlayback() {
 }
 
 for (const event of ['timeupdate', 'seeked']) player.audio.addEventListener(event, () => streamClock || markWordAt(player.audio.currentTime));
-player.audio.addEventListener('play', stopStreamPlayback);
+// Played or moved by the person: the element's time wins at once, even while the stream's last piece sounds.
+for (const event of ['play', 'seeking']) player.audio.addEventListener(event, stopStreamPlayback);
 
 /** Gathers bytes into whole 16-bit samples of at least `minBytes`, then hands them on. */
 function sampleAligner(minBytes, onPiece) {
