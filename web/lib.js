@@ -51,6 +51,11 @@ export async function readEvents(response, onEvent) {
   }
 }
 
+/** A WebSocket address on this server; browsers send no Authorization on an upgrade, so the key goes as `token`. */
+export function socketUrl(path, query) {
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}?${new URLSearchParams(query)}`;
+}
+
 export const json = async (path, init) => (await api(path, init)).json();
 
 export function postJson(path, body, method = 'POST') {

@@ -1,7 +1,8 @@
 // Speech: every generation and loaded pack, their voices and options; playback as the audio
-// streams (Web Audio) and afterwards (an <audio> element with a waveform); download in the chosen
-// format; a voice preview; two voices side by side.
-import { $, api, el, explainDisabled, fillSelect, int16ToFloat, json, messageOf, Player, readEvents, RequestState, saveBlob, session, wavBlob } from './lib.js';
+// streams (Web Audio) and afterwards (an <audio> element with a waveform), the word being spoken
+// marked; download in the chosen format; a voice preview; two voices side by side. Generations
+// speak over the synthesis WebSocket, the one route that sends word times with the audio.
+import { $, api, el, explainDisabled, fillSelect, int16ToFloat, json, Player, RequestState, saveBlob, session, socketUrl, wavBlob } from './lib.js';
 
 const PACK_RATE = 24000; // /v1/audio/speech's pcm: 24 kHz s16le mono, as OpenAI documents it
 const MIN_CHUNK_SECONDS = 0.1; // smaller pieces are gathered first, so playback does not stutter
@@ -11,6 +12,11 @@ const PACK_FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'];
 const EXTENSIONS = { mulaw: 'ulaw', pcm: 'pcm' };
 const PREVIEW_TEXT = 'Hello! This is how I sound.';
 const WAVE_REDRAW_MS = 500;
+const HIGHLIGHT_MS = 50; // how often the word being spoken is looked up while the stream plays
+/** tts-v2 and tts-large take these (tts-v3.1 accepts and ignores them; /v1/audio/speech has none). */
+const VOICE_CONTROLS = ['consistency', 'similarity', 'enhancement'];
+/** After a sentence's end mark and the space after it: where the text is cut into socket messages. */
+const SENTENCE_SPLIT = /(?<=[.!?…。！？]["'”’)\]]*\s+)(?=\S)/u;
 
 const player = new Player('speech-audio', 'speech-wave');
 const players = [new Player('compare-audio-a', 'compare-wave-a'), new Player('compare-audio-b', 'compare-wave-b')];
@@ -18,6 +24,10 @@ let voices = [];
 let speaking; // { controller, context }
 let lastAudio; // { pieces, rate, request }
 let runs = 0; // the latest speak(): an older one, stopped by it, must not touch the view
+/** The words of the audio on screen, their buttons, and the index marked as spoken (-1: none). */
+const spoken = { words: [], buttons: [], current: -1 };
+/** While the streamed audio plays in the AudioContext, it (not the <audio> element) says which word sounds. */
+let streamClock; // () => seconds into the audio, or undefined
 
 const state = new RequestState('speech-status', {
   start: ['speak', 'preview'],
@@ -31,6 +41,7 @@ const state = new RequestState('speech-status', {
     player.clear();
     lastAudio = undefined;
     $('download').disabled = true;
+    clearWords();
   },
 });
 const compareState = new RequestState('compare-status', { start: ['compare'], clear: () => players.forEach((p) => p.clear()) });
@@ -56,6 +67,14 @@ function showOptions() {
   const packReason = generation ? undefined : 'A pack speaks through /v1/audio/speech, which takes no language, rate or dictionary: choose a generation (tts-v2, tts-v3.1) for these.';
   explainDisabled($('language'), 'speech-options-reason', packReason);
   explainDisabled($('rate'), 'speech-options-reason', packReason);
+  const controlsReason = !generation
+    ? 'A pack speaks through /v1/audio/speech, which has no consistency, similarity or enhancement: choose tts-v2 or tts-large.'
+    : model.id === 'tts-v3.1'
+      ? 'tts-v3.1 has no consistency, similarity or enhancement (it accepts and ignores them): choose tts-v2 or tts-large.'
+      : undefined;
+  for (const id of VOICE_CONTROLS) explainDisabled($(id), 'voice-controls-reason', controlsReason);
+  $('voice-controls-note').hidden = Boolean(controlsReason);
+  $('voice-controls-note').textContent = controlsReason ? '' : `Sent with each ${model?.id} request. The built-in eSpeak and Piper voices have no such control: for them the values are checked and change nothing.`;
   // The generations take 0.5-2; /v1/audio/speech takes OpenAI's 0.25-4 (beyond the engine's range, time-stretched).
   const [min, max] = generation ? [0.5, 2] : [0.25, 4];
   Object.assign($('speed'), { min, max });
@@ -109,12 +128,13 @@ function requestOf(voice, text) {
     language: $('language').value,
     rate: isGeneration() ? Number($('rate').value) : PACK_RATE,
     dicts,
+    controls: Object.fromEntries(VOICE_CONTROLS.filter((id) => !$(id).disabled).map((id) => [id, Number($(id).value)])),
   };
 }
 
 function speechCall(r, format) {
   if (r.generation) {
-    const body = { text: r.text, voice_id: r.voice, sample_rate: r.rate, speed: r.speed, language: r.language, output_format: format };
+    const body = { text: r.text, voice_id: r.voice, sample_rate: r.rate, speed: r.speed, language: r.language, output_format: format, ...r.controls };
     if (r.dicts.length) body.pronunciation_dicts = r.dicts;
     return body;
   }
@@ -122,13 +142,14 @@ function speechCall(r, format) {
 }
 
 /**
- * Streams 16-bit PCM of the request: a generation through /api/v1/<model>/stream (Server-Sent
- * Events of base64 chunks), a pack through /v1/audio/speech (chunked bytes). Calls onBytes per piece.
+ * Streams 16-bit PCM of the request: a generation over its WebSocket
+ * (/api/v1/<model>/get_speech/stream: base64 chunks, and word_timestamp messages when onWord is
+ * given), a pack through /v1/audio/speech (chunked bytes, no word times). Calls onBytes per piece.
  */
-async function streamPcm(r, onBytes, signal) {
-  const headers = { 'content-type': 'application/json' };
+async function streamPcm(r, onBytes, signal, onWord) {
   if (!r.generation) {
-    const response = await api('/v1/audio/speech', { method: 'POST', headers, body: JSON.stringify(speechCall(r, 'pcm')), signal });
+    const body = JSON.stringify(speechCall(r, 'pcm'));
+    const response = await api('/v1/audio/speech', { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
     const reader = response.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
@@ -136,20 +157,85 @@ async function streamPcm(r, onBytes, signal) {
       if (done) return;
     }
   }
-  const response = await api(`/api/v1/${r.model}/stream`, { method: 'POST', headers, body: JSON.stringify(speechCall(r, 'pcm')), signal });
-  await readEvents(response, (event, data) => {
-    if (event === 'chunk') {
-      const b64 = data.startsWith('{') ? JSON.parse(data).audio : data;
-      onBytes(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-    } else if (event === 'error') {
-      let body;
-      try {
-        body = JSON.parse(data);
-      } catch {}
-      throw new Error(messageOf(body, data));
-    }
+  // Whitespace alone is a keep-alive on the socket (no answer): said here instead of waiting forever.
+  if (!/\S/.test(r.text)) throw new Error('Write some text to speak.');
+  const socket = new WebSocket(socketUrl(`/api/v1/${r.model}/get_speech/stream`, { token: session.key }));
+  await new Promise((resolve, reject) => {
+    let finished = false;
+    const finish = (error) => {
+      if (finished) return;
+      finished = true;
+      signal?.removeEventListener('abort', stop);
+      socket.close();
+      if (error) reject(error);
+      else resolve();
+    };
+    const stop = () => finish(new DOMException('Stopped', 'AbortError'));
+    if (signal?.aborted) return stop();
+    signal?.addEventListener('abort', stop);
+    // Sentence by sentence, as a language model's client sends text (continue, then flush): each
+    // sentence is spoken, and its words timed, as soon as it is whole, so marks come with the first audio.
+    socket.addEventListener('open', () => {
+      const body = { ...speechCall(r, 'pcm'), word_timestamps: Boolean(onWord), request_id: 'playground' };
+      const sentences = r.text.split(SENTENCE_SPLIT);
+      sentences.forEach((text, i) => socket.send(JSON.stringify({ ...body, text, ...(i < sentences.length - 1 ? { continue: true } : { flush: true }) })));
+    });
+    socket.addEventListener('message', (event) => {
+      const message = JSON.parse(event.data);
+      if (message.status === 'chunk') onBytes(Uint8Array.from(atob(message.data.audio), (c) => c.charCodeAt(0)));
+      else if (message.status === 'word_timestamp') onWord?.(message.data);
+      else if (message.status === 'complete') finish();
+      else if (message.status === 'error') finish(new Error(message.message ?? message.error?.message ?? 'The server reported an error.'));
+    });
+    // A refused upgrade (a bad key, too many sockets) ends here too: the browser gives no status.
+    socket.addEventListener('close', (event) => finish(new Error(`The synthesis socket closed before the audio was complete (${event.code}${event.reason ? `: ${event.reason}` : ''}).`)));
   });
 }
+
+// --- the word being spoken ----------------------------------------------------------
+function clearWords() {
+  streamClock = undefined;
+  spoken.words = [];
+  spoken.buttons = [];
+  spoken.current = -1;
+  $('speech-words').replaceChildren();
+  $('speech-words-box').hidden = true;
+  $('speech-words-note').hidden = true;
+}
+
+function addWord(word) {
+  const button = el('button', { type: 'button', className: 'word', textContent: word.word, title: `${word.start.toFixed(2)}-${word.end.toFixed(2)} s` });
+  button.addEventListener('click', () => {
+    if (!player.url) return;
+    stopStreamPlayback();
+    player.audio.currentTime = word.start;
+    player.audio.play().catch(() => {});
+  });
+  spoken.words.push(word);
+  spoken.buttons.push(button);
+  $('speech-words').append(button, ' ');
+  $('speech-words-box').hidden = false;
+}
+
+/** Marks (aria-current) the word sounding at `seconds` into the audio; none between words. */
+function markWordAt(seconds) {
+  const index = spoken.words.findIndex((w) => w.start <= seconds && seconds < w.end);
+  if (index === spoken.current) return;
+  spoken.buttons[spoken.current]?.removeAttribute('aria-current');
+  spoken.buttons[index]?.setAttribute('aria-current', 'true');
+  spoken.current = index;
+}
+
+/** The <audio> element takes over from the stream's AudioContext (both would sound at once). */
+function stopStreamPlayback() {
+  if (!streamClock) return;
+  streamClock = undefined;
+  speaking?.context.close().catch(() => {});
+}
+
+for (const event of ['timeupdate', 'seeked']) player.audio.addEventListener(event, () => streamClock || markWordAt(player.audio.currentTime));
+// Played or moved by the person: the element's time wins at once, even while the stream's last piece sounds.
+for (const event of ['play', 'seeking']) player.audio.addEventListener(event, stopStreamPlayback);
 
 /** Gathers bytes into whole 16-bit samples of at least `minBytes`, then hands them on. */
 function sampleAligner(minBytes, onPiece) {
@@ -171,8 +257,9 @@ function sampleAligner(minBytes, onPiece) {
 
 function stopSpeaking() {
   speaking?.controller.abort();
-  speaking?.context.close();
+  speaking?.context.close().catch(() => {});
   speaking = undefined;
+  streamClock = undefined; // its marker stops at its next tick
 }
 
 async function speak(text) {
@@ -189,6 +276,23 @@ async function speak(text) {
   let playAt = 0;
   let received = 0;
   let drawnAt = 0;
+  // Where each piece sounds: [context time it starts, seconds into the audio, its length].
+  const schedule = [];
+  streamClock = () => {
+    const now = context.currentTime;
+    const piece = schedule.findLast(([at]) => at <= now);
+    return piece ? piece[1] + Math.min(now - piece[0], piece[2]) : -1;
+  };
+  const clock = streamClock;
+  const marker = setInterval(() => {
+    if (streamClock !== clock) return clearInterval(marker);
+    markWordAt(clock());
+    // Every piece has sounded: the <audio> element holds the audio from here on.
+    if (lastAudio && context.currentTime > playAt) {
+      streamClock = undefined;
+      markWordAt(-1);
+    }
+  }, HIGHLIGHT_MS);
   const play = (bytes) => {
     if (run !== runs) return;
     const samples = int16ToFloat(bytes);
@@ -205,6 +309,7 @@ async function speak(text) {
     });
     const at = Math.max(playAt, context.currentTime + 0.02);
     source.start(at);
+    schedule.push([at, received / r.rate, buffer.duration]);
     if (playAt === 0) {
       // Until the first sample sounds: the request, the first synthesis, and the scheduling margin.
       const ms = Math.round(performance.now() - started + (at - context.currentTime) * 1000);
@@ -223,10 +328,14 @@ async function speak(text) {
   };
   const align = sampleAligner(MIN_CHUNK_SECONDS * r.rate * 2, play);
   try {
-    await streamPcm(r, align, controller.signal);
+    await streamPcm(r, align, controller.signal, (word) => run === runs && addWord(word));
     align(undefined, true);
     if (run !== runs) return;
     if (received === 0) throw new Error('The server sent no audio.');
+    if (!r.generation) {
+      $('speech-words-note').textContent = 'Words are marked as they are spoken with a generation (tts-v2, tts-v3.1): /v1/audio/speech sends no word times.';
+      $('speech-words-note').hidden = false;
+    }
     lastAudio = { pieces, rate: r.rate, request: r };
     await player.load(wavBlob(pieces, r.rate), int16ToFloat(joinBytes(pieces)));
     $('download').disabled = false;
@@ -316,3 +425,4 @@ $('speech-form').addEventListener('submit', (event) => {
 $('preview').addEventListener('click', () => speak(PREVIEW_TEXT));
 $('download').addEventListener('click', download);
 $('compare').addEventListener('click', compare);
+for (const id of VOICE_CONTROLS) $(id).addEventListener('input', () => ($(`${id}-value`).value = Number($(id).value).toFixed(2)));

@@ -1,10 +1,22 @@
-// Transcription: a file (/v1/audio/transcriptions) or a URL (/api/v1/stt/get_text), with every
-// option (those needing a pack that is not loaded are disabled, the reason beside them); the
-// transcript's words seek the audio, speakers are coloured, the analysis is drawn as bars; SRT,
-// VTT and JSON export. Live: the microphone streamed over the WebSocket, partials growing in place.
-import { $, api, el, explainDisabled, fillSelect, loadedKinds, Player, postJson, RequestState, saveBlob, session } from './lib.js';
+// Transcription: a file (/api/v1/stt/get_text, or OpenAI's /v1/audio/transcriptions) or a URL
+// (/api/v1/stt/get_text), with every option of the route (those needing a pack that is not loaded,
+// or that the chosen route lacks, are disabled with the reason beside them); with a webhook URL
+// the file runs as a job whose state is followed here. The transcript's words seek the audio,
+// speakers are coloured, the analysis is drawn as bars; SRT, VTT and JSON export. Live: the
+// microphone streamed over the WebSocket in the chosen encoding, partials growing in place.
+import { $, api, el, explainDisabled, fillSelect, json, loadedKinds, Player, postJson, RequestState, saveBlob, session, socketUrl } from './lib.js';
+import { createLiveEncoder } from './live-encoders.js';
 
 const LIVE_RATE = 16000;
+const JOB_POLL_MS = 1000;
+/** Controls of the text options: query field, and how its value is read. */
+const TEXT_OPTIONS = [
+  ['keywords', 'keywords', (c) => c.value.trim() || undefined],
+  ['numerals', 'numerals', (c) => (c.value === 'auto' ? undefined : c.value)],
+  ['stt-format', 'format', (c) => (c.checked ? 'true' : undefined)],
+  ['redact-pii', 'redact_pii', (c) => (c.checked ? 'true' : undefined)],
+  ['redact-pci', 'redact_pci', (c) => (c.checked ? 'true' : undefined)],
+];
 const CUE_PAUSE_SECONDS = 0.7;
 const CUE_MAX_WORDS = 12;
 const LANGUAGE_DETECTING = ['asr-whisper', 'asr-sense-voice'];
@@ -17,7 +29,8 @@ const ANALYSIS = [
 
 const player = new Player('stt-audio', 'stt-wave');
 let result; // the normalised transcript on screen
-let live; // { socket, context, stream, node }
+let live; // { socket, context, stream, node, encoder }
+let transcriptions = 0; // the latest file or URL request: a job followed for an older one stops
 
 const state = new RequestState('stt-status', {
   start: ['audio-file', 'transcribe-url'],
@@ -39,6 +52,9 @@ const liveState = new RequestState('live-status', {
     $('live-received').textContent = '0';
     $('live-finals').replaceChildren();
     $('live-partial').textContent = '';
+    $('live-full').textContent = '';
+    $('live-full').hidden = true;
+    $('live-events').replaceChildren();
   },
 });
 
@@ -50,11 +66,42 @@ export function showTranscriptionOptions() {
   if (LANGUAGE_DETECTING.some((k) => kinds.has(k))) entries.push(['multi', 'multi (detect)']);
   fillSelect($('stt-language'), entries.length ? entries : [['en', 'en']]);
   const diarizable = kinds.has('diarization-segmentation') && kinds.has('speaker-embedding');
-  explainDisabled($('diarize'), 'diarize-reason', diarizable ? undefined : 'Speakers needs a diarization pack (segmentation and speaker embedding) installed and loaded: see Model packs.');
+  const diarizeReason = diarizable ? undefined : 'Speakers needs a diarization pack (segmentation and speaker embedding) installed and loaded: see Model packs.';
+  explainDisabled($('diarize'), 'diarize-reason', diarizeReason);
+  explainDisabled($('live-diarize'), 'live-diarize-reason', diarizeReason);
+  showRouteOptions();
+  showEncodingOptions();
   const recognizers = [...kinds].some((k) => k.startsWith('asr-'));
   const reason = recognizers ? undefined : 'No speech recogniser pack is loaded: install one (Model packs).';
   for (const id of ['audio-file', 'transcribe-url', 'live-start']) $(id).disabled = Boolean(reason);
+  $('live-start').dataset.noRecognizer = String(Boolean(reason));
   $('stt-reason').textContent = reason ?? '';
+}
+
+const openAiRoute = () => $('route-openai').checked;
+
+/** OpenAI's route takes `prompt`; Parley's takes keywords, the text options and webhook_url. */
+function showRouteOptions() {
+  const openAi = openAiRoute();
+  const parleyOnly = 'OpenAI\'s route takes a prompt (its words boosted as keywords) and none of these: choose the Parley route for them.';
+  for (const [id] of TEXT_OPTIONS) explainDisabled($(id), 'text-options-reason', openAi ? parleyOnly : undefined);
+  // One of the two is always disabled: the line says why.
+  const [off, on] = openAi ? [['webhook-url', 'webhook-extra'], ['prompt']] : [['prompt'], ['webhook-url', 'webhook-extra']];
+  for (const id of off) explainDisabled($(id), 'route-reason', openAi ? 'A webhook is a field of the Parley route.' : 'prompt is a field of OpenAI\'s route: on the Parley route write keywords.');
+  for (const id of on) {
+    $(id).disabled = false;
+    $(id).removeAttribute('aria-describedby');
+  }
+}
+
+/** Opus from the microphone needs the browser's WebCodecs encoder. */
+function showEncodingOptions() {
+  const opus = ['opus', 'ogg_opus'].includes($('live-encoding').value);
+  const reason = opus && typeof AudioEncoder === 'undefined' ? 'This browser has no Opus encoder (WebCodecs, on https or localhost only): choose a PCM or G.711 encoding.' : undefined;
+  $('live-encoding-reason').textContent = reason ?? '';
+  $('live-encoding-reason').hidden = !reason;
+  // Enabled only once a key found a recogniser (noRecognizer is set then), and never while listening.
+  $('live-start').disabled = Boolean(reason) || $('live-start').dataset.noRecognizer !== 'false' || liveState.working;
 }
 
 function options() {
@@ -63,8 +110,25 @@ function options() {
   return { language: $('stt-language').value, ...chosen };
 }
 
+/** keywords, numerals, format and redaction, as the Parley routes and the live socket take them; a disabled one is not sent. */
+function textOptions() {
+  const chosen = {};
+  for (const [id, field, read] of TEXT_OPTIONS) {
+    const value = $(id).disabled ? undefined : read($(id));
+    if (value !== undefined) chosen[field] = value;
+  }
+  return chosen;
+}
+
+/** The transcript of a Parley route's answer (or of a job's result), as the view shows it. */
+function fromParley(body) {
+  return { text: body.transcription, language: body.language, duration: body.duration, words: body.words ?? [], age: body.age, gender: body.gender, emotions: body.emotions, speakers: body.speakers, analyzers: body.metadata?.analyzers };
+}
+
 async function transcribeFile(file) {
   if (!file) return;
+  if (!openAiRoute()) return transcribeFileWithParley(file);
+  const run = ++transcriptions;
   state.begin(`Transcribing ${file.name}…`);
   const form = new FormData();
   form.append('file', file, file.name);
@@ -73,27 +137,86 @@ async function transcribeFile(file) {
   form.append('timestamp_granularities[]', 'word');
   form.append('timestamp_granularities[]', 'segment');
   for (const [field, value] of Object.entries(options())) form.append(field, value);
+  if ($('prompt').value.trim()) form.append('prompt', $('prompt').value.trim());
   const started = performance.now();
   try {
     const body = await (await api('/v1/audio/transcriptions', { method: 'POST', body: form })).json();
+    if (run !== transcriptions) return;
     show({ text: body.text, language: body.language, duration: body.duration, words: body.words ?? [], ...(body.parley ?? {}) }, file.name);
     await player.load(file);
     state.done(`Transcribed ${file.name}: ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
   } catch (error) {
-    state.fail(error);
+    if (run === transcriptions) state.fail(error);
+  }
+}
+
+/** The query of the Parley route: analysis, text options, word times, and webhook_url when given. */
+function parleyQuery(filename) {
+  const webhook = $('webhook-url').disabled ? '' : $('webhook-url').value.trim();
+  // The extra pairs go only with a webhook (alone they are a 400).
+  const extra = webhook && $('webhook-extra').value.trim();
+  return new URLSearchParams({
+    ...options(),
+    ...textOptions(),
+    word_timestamps: 'true',
+    ...(webhook && { webhook_url: webhook }),
+    ...(extra && { webhook_extra: extra }),
+    ...(filename && { filename: filename.slice(0, 255) }),
+  });
+}
+
+async function transcribeFileWithParley(file) {
+  const run = ++transcriptions;
+  state.begin(`Transcribing ${file.name}…`);
+  // The route reads audio/* bodies; the bytes themselves say the format.
+  const type = file.type.startsWith('audio/') ? file.type : file.type === 'video/webm' ? 'audio/webm' : 'audio/octet-stream';
+  const started = performance.now();
+  try {
+    const response = await api(`/api/v1/stt/get_text?${parleyQuery(file.name)}`, { method: 'POST', headers: { 'content-type': type }, body: file });
+    const body = await response.json();
+    if (run !== transcriptions) return;
+    if (body.status === 'processing') return await followJob(run, body.request_id, file.name, file);
+    show(fromParley(body), file.name);
+    await player.load(file);
+    state.done(`Transcribed ${file.name}: ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
+  } catch (error) {
+    if (run === transcriptions) state.fail(error);
+  }
+}
+
+/** A transcription run as a job: its state read until the webhook has its result (or gave up). */
+async function followJob(run, id, name, audio) {
+  let shown = false;
+  for (;;) {
+    const job = await json(`/api/v1/stt/jobs/${encodeURIComponent(id)}`);
+    if (run !== transcriptions) return;
+    if (job.result && !shown) {
+      show(fromParley(job.result), name);
+      if (audio) await player.load(audio);
+      shown = true;
+    }
+    const attempt = job.attempts.at(-1);
+    const delivery = attempt ? `, delivery attempt ${attempt.attempt}: ${attempt.status_code ? `HTTP ${attempt.status_code}` : attempt.error}` : '';
+    if (job.state === 'succeeded') return state.done(`Job ${id} done: ${name} transcribed and posted to ${job.webhook_url}${delivery}.`);
+    if (job.state === 'failed') return state.fail(`Job ${id} failed: ${job.error ?? job.last_error ?? 'no reason given'}${delivery}.`);
+    state.show('working', `Job ${id}: ${job.state}${delivery}…`);
+    await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
   }
 }
 
 async function transcribeUrl(url) {
+  const run = ++transcriptions;
   state.begin(`Fetching and transcribing ${url}…`);
-  const query = new URLSearchParams({ ...options(), word_timestamps: 'true' });
   const started = performance.now();
+  const name = url.split('/').pop() || 'audio';
   try {
-    const body = await (await postJson(`/api/v1/stt/get_text?${query}`, { url })).json();
-    show({ text: body.transcription, language: body.language, duration: body.duration, words: body.words ?? [], age: body.age, gender: body.gender, emotions: body.emotions, speakers: body.speakers, analyzers: body.metadata?.analyzers }, url.split('/').pop() || 'audio');
+    const body = await (await postJson(`/api/v1/stt/get_text?${parleyQuery()}`, { url })).json();
+    if (run !== transcriptions) return;
+    if (body.status === 'processing') return await followJob(run, body.request_id, name);
+    show(fromParley(body), name);
     state.done(`Transcribed ${url}: ${body.duration.toFixed(1)} s of audio in ${Math.round(performance.now() - started)} ms.`);
   } catch (error) {
-    state.fail(error);
+    if (run === transcriptions) state.fail(error);
   }
 }
 
@@ -208,15 +331,19 @@ async function startLive() {
     const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
     const context = new AudioContext({ sampleRate: LIVE_RATE });
     await context.audioWorklet.addModule('/mic-worklet.js');
-    const node = new AudioWorkletNode(context, 'pcm16');
-    const query = new URLSearchParams({ token: session.key, encoding: 'linear16', sample_rate: String(LIVE_RATE), language: $('stt-language').value, word_timestamps: 'true' });
-    const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/stt/get_text?${query}`);
+    const node = new AudioWorkletNode(context, 'mic-blocks');
+    const encoding = $('live-encoding').value;
+    const query = liveQuery(encoding);
+    const socket = new WebSocket(socketUrl('/api/v1/stt/get_text', { token: session.key, ...query }));
     socket.binaryType = 'arraybuffer';
-    live = { socket, context, stream, node };
+    live = { socket, context, stream, node, diarize: query.diarize === 'true' };
     await new Promise((resolve, reject) => {
       socket.addEventListener('open', resolve, { once: true });
       socket.addEventListener('close', (event) => reject(new Error(`The server refused the live transcription (${event.code}${event.reason ? `: ${event.reason}` : ''}).`)), { once: true });
     });
+    // Made once the socket is open: an Ogg stream's header pages go first.
+    const encoder = await createLiveEncoder(encoding, LIVE_RATE, (bytes) => socket.readyState === WebSocket.OPEN && socket.send(bytes), (error) => liveState.show('failed', `The Opus encoder failed: ${error.message}`));
+    live.encoder = encoder;
     socket.addEventListener('message', (event) => onLiveMessage(JSON.parse(event.data)));
     socket.addEventListener('close', (event) => {
       if (live?.socket !== socket) return;
@@ -227,9 +354,9 @@ async function startLive() {
     });
     let sent = 0;
     node.port.addEventListener('message', (event) => {
-      if (socket.readyState !== WebSocket.OPEN) return;
-      socket.send(event.data);
-      sent += event.data.byteLength / 2;
+      if (socket.readyState !== WebSocket.OPEN || live?.socket !== socket || live.finishing) return;
+      encoder.push(event.data);
+      sent += event.data.length;
       $('live-sent').textContent = `${(sent / LIVE_RATE).toFixed(1)} s`;
     });
     node.port.start();
@@ -243,33 +370,71 @@ async function startLive() {
   }
 }
 
+/** The socket's query: the encoding, the language and text options, and the live options. */
+function liveQuery(encoding) {
+  const on = (id) => ($(id).checked ? 'true' : 'false');
+  return {
+    encoding,
+    sample_rate: String(LIVE_RATE),
+    language: $('stt-language').value,
+    word_timestamps: 'true',
+    ...textOptions(),
+    diarize: on('live-diarize'),
+    vad_events: on('vad-events'),
+    eou_timeout_ms: String(Math.round(Number($('eou').value) || 800)),
+    endpointing: on('endpointing'),
+    sentence_timestamps: on('sentence-timestamps'),
+    full_transcript: on('full-transcript'),
+  };
+}
+
+const seconds = (s) => `${Number(s).toFixed(2)} s`;
+
 function onLiveMessage(message) {
   $('live-received').textContent = String(Number($('live-received').textContent || 0) + 1);
   if (message.type === 'error' || message.status === 'error') {
     liveState.show('failed', message.message ?? message.error ?? 'The server reported an error.');
     return;
   }
-  if (message.type !== 'transcription') return;
-  if (message.is_final) {
-    if (message.transcript) $('live-finals').append(el('p', { textContent: message.transcript }));
-    $('live-partial').textContent = '';
-  } else {
-    $('live-partial').textContent = message.transcript;
+  if (message.type === 'speech_started' || message.type === 'speech_ended') {
+    $('live-events').append(el('li', { textContent: `${message.type === 'speech_started' ? 'Speech started' : 'Speech ended'} at ${seconds(message.timestamp)}` }));
+    return;
   }
+  if (message.type !== 'transcription') return;
+  if (message.full_transcript !== undefined) {
+    $('live-full').textContent = `Full transcript: ${message.full_transcript}`;
+    $('live-full').hidden = false;
+  }
+  if (!message.is_final) {
+    $('live-partial').textContent = message.transcript;
+    return;
+  }
+  $('live-partial').textContent = '';
+  if (!message.transcript) return;
+  // Each sentence on its line, with its times and speaker when asked for; else the final as it came.
+  const speakerOf = (s) => (s === undefined || !live?.diarize ? '' : `${typeof s === 'number' ? `speaker_${s}` : s}: `);
+  const lines = message.utterances?.length
+    ? message.utterances.map((u) => `${speakerOf(u.speaker)}${u.text} (${seconds(u.start)}-${seconds(u.end)})`)
+    : [`${speakerOf(message.words?.[0]?.speaker)}${message.transcript}`];
+  for (const line of lines) $('live-finals').append(el('p', { textContent: line }));
 }
 
 function stopAudio() {
   live?.stream.getTracks().forEach((t) => t.stop());
   live?.context.close().catch(() => {});
+  live?.encoder?.close();
 }
 
-function stopLive() {
-  if (!live) return;
-  stopAudio();
+async function stopLive() {
+  if (!live || live.finishing) return;
+  const current = live;
+  current.finishing = true;
+  current.stream.getTracks().forEach((t) => t.stop());
   liveState.show('working', 'Finishing the last words…');
   $('live-stop').disabled = true;
-  // The server answers close_stream with the last final, then closes the socket.
-  live.socket.send(JSON.stringify({ type: 'close_stream' }));
+  // What the Opus encoder still holds goes first; the server answers close_stream with the last final, then closes the socket.
+  await current.encoder?.flush().catch(() => {});
+  if (current.socket.readyState === WebSocket.OPEN) current.socket.send(JSON.stringify({ type: 'close_stream' }));
 }
 
 const drop = $('drop');
@@ -295,4 +460,7 @@ $('url-form').addEventListener('submit', (event) => {
 });
 for (const format of ['srt', 'vtt', 'json']) $(`export-${format}`).addEventListener('click', () => exportAs(format));
 $('live-start').addEventListener('click', startLive);
+$('live-encoding').addEventListener('change', showEncodingOptions);
+for (const id of ['route-parley', 'route-openai']) $(id).addEventListener('change', showRouteOptions);
+showRouteOptions();
 $('live-stop').addEventListener('click', stopLive);

@@ -13,6 +13,7 @@ let recording; // { recorder, chunks, stream }
 let recorded; // Blob of the last recording
 let pollTimer;
 let editing; // id of the dictionary in the editor, or undefined for a new one
+let preparing; // voiceId of the clone just made while it is processing: its status line follows it
 
 const cloneState = new RequestState('clone-status', { start: ['clone'], clear: () => clonePlayer.clear() });
 const listState = new RequestState('clones-status', { clear: () => clonePlayer.clear() });
@@ -34,6 +35,12 @@ export async function loadClones() {
     }),
   );
   $('clones-none').hidden = voices.length > 0;
+  const made = voices.find((v) => v.voiceId === preparing);
+  if (made && made.status !== 'processing') {
+    preparing = undefined;
+    if (made.status === 'completed') cloneState.done(`Cloned: ${made.displayName} (${made.voiceId}), completed.`);
+    else cloneState.show('failed', `Cloning ${made.displayName} failed: ${made.error ?? made.status}`);
+  }
   // A clone is prepared after add_voice answers: the list is read again until none is processing.
   clearTimeout(pollTimer);
   if (voices.some((v) => v.status === 'processing')) pollTimer = setTimeout(() => loadClones().catch((e) => listState.fail(e)), POLL_MS);
@@ -90,6 +97,7 @@ async function clone() {
   const file = $('clone-file').files[0];
   const sample = file ?? recorded;
   if (!sample) return cloneState.fail('Choose a sample file or record one first.');
+  preparing = undefined;
   cloneState.begin(`Cloning ${$('clone-name').value}…`);
   const form = new FormData();
   form.append('displayName', $('clone-name').value);
@@ -98,8 +106,9 @@ async function clone() {
   form.append('file', sample, file ? file.name : `recording.${sample.type.includes('ogg') ? 'ogg' : 'webm'}`);
   try {
     const { data } = await (await api(`/api/v1/${$('clone-model').value}/add_voice`, { method: 'POST', body: form })).json();
-    await loadClones();
     cloneState.done(`Cloned: ${data.displayName} (${data.voiceId}), ${data.status}.`);
+    preparing = data.status === 'processing' ? data.voiceId : undefined;
+    await loadClones();
   } catch (error) {
     cloneState.fail(error);
   }

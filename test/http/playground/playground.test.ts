@@ -29,6 +29,9 @@ const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_
 /** Where screenshots go: the temp dir, or docs/ for `npm run docs:playground`. */
 const SCREENSHOTS = process.env.PARLEY_TEST_SCREENSHOTS ?? tmpdir();
 const SPOKEN = 'en/jfk-inaugural-1961.wav';
+/** The sample a voice is cloned from as an uploaded file, and what it says (the corpus label). */
+const CLONE_SAMPLE = 'en/librispeech-1089-134686-0001.wav';
+const CLONE_SAMPLE_TEXT = 'after early nightfall the yellow lamps would light up here and there the squalid quarter of the brothels';
 /** A catalogue pack with no size or checksum recorded, so a hand-made archive installs under its id. */
 const INSTALLED_PACK = 'vits-piper-en_US-amy-low';
 
@@ -76,6 +79,8 @@ describe('playground', { skip: NEEDS }, () => {
   let s: TestServer;
   let files: Server;
   let filesUrl: string;
+  /** Bodies the loopback webhook received. */
+  const hooks: unknown[] = [];
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
@@ -85,7 +90,14 @@ describe('playground', { skip: NEEDS }, () => {
     // private host) and the pack archive that installs download (packFetch sends them here).
     const archive = packArchive(INSTALLED_PACK);
     files = createServer((req, res) => {
-      if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
+      if (req.method === 'POST' && req.url === '/hook') {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          hooks.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          res.writeHead(200).end('ok');
+        });
+      } else if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
       else if (req.url === `/${INSTALLED_PACK}.tar.bz2`) res.writeHead(200, { 'content-length': archive.length }).end(archive);
       else res.writeHead(404).end('not here');
     });
@@ -163,21 +175,34 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.evaluate(() => localStorage.getItem('parley.apiKey')), s.key);
     const models = await page.$$eval('#model option', (options) => options.map((o) => (o as HTMLOptionElement).value));
     assert.ok(models.includes('tts-v2') && models.includes('fake-piper-tones-en_US-16k'), models.join(', '));
+    // The packs' table fills in parallel with the voices.
+    await page.waitForFunction(() => document.querySelectorAll('#packs tbody tr').length > 0);
     const packRows = await page.$$eval('#packs tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
     assert.ok(packRows.some((r) => r.includes('silero-vad-v5') && r.includes('loaded')), packRows.slice(0, 5).join(' | '));
     assert.ok(packRows.some((r) => r.includes('available')));
     // No diarization pack is installed: Speakers cannot be ticked, and the page says why.
     assert.equal(await page.getByLabel('Speakers').isDisabled(), true);
     assert.match((await page.locator('#diarize-reason').textContent()) ?? '', /needs a diarization pack/);
+    assert.equal(await page.getByLabel('Speaker labels').isDisabled(), true);
+    assert.match((await page.locator('#live-diarize-reason').textContent()) ?? '', /needs a diarization pack/);
     assert.equal(await page.getByLabel('Emotion').isDisabled(), false);
     // A pack takes no language or dictionary through /v1/audio/speech: chosen, those are disabled and explained.
     await page.locator('#model').selectOption('fake-piper-tones-en_US-16k');
     await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 0);
     assert.equal(await page.locator('#language').isDisabled(), true);
     assert.match((await page.locator('#speech-options-reason').textContent()) ?? '', /choose a generation/);
+    assert.equal(await page.getByLabel(/Consistency/).isDisabled(), true);
+    assert.match((await page.locator('#voice-controls-reason').textContent()) ?? '', /\/v1\/audio\/speech, which has no consistency/);
+    // tts-v3.1 has no voice controls either; tts-v2 takes all three.
+    await page.locator('#model').selectOption('tts-v3.1');
+    await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 1);
+    for (const control of [/Consistency/, /Similarity/, /Enhancement/]) assert.equal(await page.getByLabel(control).isDisabled(), true);
+    assert.match((await page.locator('#voice-controls-reason').textContent()) ?? '', /^tts-v3\.1 has no consistency/);
     await page.locator('#model').selectOption('tts-v2');
     await page.waitForFunction(() => (document.getElementById('voice') as HTMLSelectElement).options.length > 1);
     assert.equal(await page.locator('#language').isDisabled(), false);
+    for (const control of [/Consistency/, /Similarity/, /Enhancement/]) assert.equal(await page.getByLabel(control).isDisabled(), false);
+    assert.equal(await page.locator('#voice-controls-reason').isVisible(), false);
     // An admin key: the pack tools are there.
     assert.equal(await page.getByRole('button', { name: 'Reload packs' }).isVisible(), true);
   });
@@ -185,6 +210,17 @@ describe('playground', { skip: NEEDS }, () => {
   it('speaks as it streams, then replays with a waveform; Stop ends disabled; downloads wav and mp3', async () => {
     await page.locator('#voice').selectOption('espeak-en-us-female');
     await page.locator('#rate').selectOption('16000');
+    await page.getByLabel(/Consistency/).fill('0.3');
+    // Which word is marked as spoken, each time the mark moves.
+    await page.evaluate(() => {
+      const marked: number[] = [];
+      (window as unknown as { marked: number[] }).marked = marked;
+      const box = document.getElementById('speech-words')!;
+      new MutationObserver(() => {
+        const index = [...box.querySelectorAll('button.word')].findIndex((b) => b.getAttribute('aria-current') === 'true');
+        if (index >= 0 && marked.at(-1) !== index) marked.push(index);
+      }).observe(box, { subtree: true, attributes: true, attributeFilter: ['aria-current'] });
+    });
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
     assert.match(await settled(page, 'speech-status'), /^Done/);
     const ms = Number(await page.locator('#ttfa').getAttribute('data-ms'));
@@ -198,6 +234,33 @@ describe('playground', { skip: NEEDS }, () => {
     // Afterwards: an audio element holding all of it, and its waveform.
     assert.ok(Math.abs((await audioDuration(page, 'speech-audio')) - seconds) < 0.01);
     assert.equal(await page.locator('#speech-wave').isVisible(), true);
+
+    // The words came with their times over the synthesis socket, and the mark moved forward through
+    // them as the streamed audio played: from the first words to the last ones.
+    const words = await page.$$eval('#speech-words button.word', (buttons) => buttons.map((b) => ({ word: b.textContent ?? '', start: Number(b.getAttribute('title')!.split('-')[0]) })));
+    assert.deepEqual(
+      words.map((w) => w.word.replace(/[^\w']/g, '').toLowerCase()),
+      'hello this is parley a selfhosted speech server every word you hear was made on this machine'.split(' '),
+    );
+    const marked = await page.evaluate(() => (window as unknown as { marked: number[] }).marked);
+    assert.ok(marked.length >= 3 && marked[0]! <= 1 && marked.at(-1)! >= words.length - 3, `marked while streaming: ${marked.join(' ')}`);
+    assert.ok(marked.every((index, i) => i === 0 || index > marked[i - 1]!), `marked while streaming: ${marked.join(' ')}`);
+    assert.ok(words.every((w, i) => i === 0 || w.start > words[i - 1]!.start) && words.at(-1)!.start < seconds, JSON.stringify(words));
+    // The <audio> element drives the mark on replay: near the start the first word, further on a later one.
+    const markedWord = () => page.locator('#speech-words button[aria-current=true]').textContent();
+    await page.$eval('#speech-audio', (a, at) => ((a as HTMLAudioElement).currentTime = at), words[0]!.start + 0.02);
+    await page.waitForFunction(() => document.querySelector('#speech-words button[aria-current=true]')?.textContent === 'Hello!');
+    await page.$eval('#speech-audio', (a, at) => ((a as HTMLAudioElement).currentTime = at), words[8]!.start + 0.02);
+    await page.waitForFunction((word) => document.querySelector('#speech-words button[aria-current=true]')?.textContent === word, words[8]!.word);
+    // Played from a word: the mark follows the audio past it.
+    await page.getByRole('button', { name: 'speech', exact: true }).click();
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('#speech-words button.word')].findIndex((b) => b.getAttribute('aria-current') === 'true') > 7,
+      undefined,
+      { timeout: 20_000 },
+    );
+    assert.match((await markedWord()) ?? '', /^(speech|server\.|Every|word|you|hear|was|made|on|this|machine\.)$/);
+    await page.$eval('#speech-audio', (a) => (a as HTMLAudioElement).pause());
 
     await page.locator('#format').selectOption('wav');
     const wav = await downloaded(page, () => page.getByRole('button', { name: 'Download' }).click());
@@ -222,6 +285,9 @@ describe('playground', { skip: NEEDS }, () => {
     assert.match(await settled(page, 'speech-status'), /^Done/);
     const seconds = Number(await page.locator('#audio-seconds').getAttribute('data-seconds'));
     assert.ok(Math.abs((await audioDuration(page, 'speech-audio')) - seconds) < 0.01);
+    // /v1/audio/speech has no word times: the page says so instead of marking words.
+    assert.equal(await page.locator('#speech-words-box').isVisible(), false);
+    assert.match((await page.locator('#speech-words-note').textContent()) ?? '', /sends no word times/);
     await page.locator('#format').selectOption('wav');
     const wav = await downloaded(page, () => page.getByRole('button', { name: 'Download' }).click());
     assert.equal(wav.bytes.readUInt32LE(24), 24000);
@@ -244,8 +310,38 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(await page.locator('#ttfa').textContent(), '–');
     assert.equal(await page.locator('#download').isDisabled(), true);
     assert.equal(await page.locator('#stop').isDisabled(), true);
-    problems.splice(0); // the 400 shows as a console error of the failed fetch
+    assert.equal(await page.locator('#speech-status').textContent(), 'Write some text to speak.');
+    // A refusal from the server (a voice gone since the list was read) comes over the socket, said in red.
     await page.locator('#text').fill('Testing one two three.');
+    await page.locator('#voice').evaluate((select) => (select as HTMLSelectElement).add(new Option('A deleted voice', 'voice-deleted-meanwhile')));
+    await page.locator('#voice').selectOption('voice-deleted-meanwhile');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    assert.match(await settled(page, 'speech-status'), /voice-deleted-meanwhile/);
+    assert.equal(await statusOf(page, 'speech-status'), 'failed');
+    assert.equal(await page.locator('#speech-words-box').isVisible(), false);
+    assert.equal(await page.locator('#speak').isDisabled(), false);
+    await page.locator('#voice').evaluate((select) => (select as HTMLSelectElement).options[(select as HTMLSelectElement).selectedIndex]!.remove());
+    await page.locator('#voice').selectOption('espeak-en-us-female');
+    assert.deepEqual(problems, []);
+  });
+
+  it('Stop ends a long synthesis while it streams: its socket is closed', async () => {
+    await page.locator('#text').fill('This sentence is one of many in a long text. '.repeat(200));
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/get_speech/stream?'));
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    const ws = await socket;
+    await page.waitForFunction(() => Number(document.getElementById('ttfa')!.dataset.ms) > 0);
+    const closed = ws.isClosed() ? Promise.resolve() : ws.waitForEvent('close');
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    assert.equal(await settled(page, 'speech-status'), 'Stopped.');
+    await closed;
+    assert.equal(await page.locator('#stop').isDisabled(), true);
+    assert.equal(await page.locator('#speak').isDisabled(), false);
+    const seconds = Number(await page.locator('#audio-seconds').getAttribute('data-seconds'));
+    // The whole text is about ten minutes of speech: what arrived before Stop is a small part of it.
+    assert.ok(seconds > 0 && seconds < 120, `${seconds} s received`);
+    await page.locator('#text').fill('Testing one two three.');
+    assert.deepEqual(problems, []);
   });
 
   it('previews a voice, and compares two voices side by side', async () => {
@@ -262,8 +358,26 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
-  it('transcribes a file: words seek the audio, export as SRT, VTT and JSON', async () => {
+  it('transcribes a file through OpenAI\'s route with a prompt: words seek the audio, export as SRT, VTT and JSON', async () => {
     await page.getByLabel('Emotion').check();
+    // OpenAI's route takes a prompt; the Parley route's own fields are disabled, and the page says why.
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), true);
+    await page.locator('#route-openai').check();
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), false);
+    for (const control of [/^Keywords/, /^Webhook URL/, /^Webhook extra/, /^Numbers/, 'Sentence case', 'Redact personal', 'Redact card']) assert.equal(await page.getByLabel(control).isDisabled(), true, String(control));
+    assert.match((await page.locator('#text-options-reason').textContent()) ?? '', /OpenAI's route takes a prompt/);
+    assert.match((await page.locator('#route-reason').textContent()) ?? '', /webhook is a field of the Parley route/);
+    await page.getByLabel(/^Prompt/).fill('Americans, country');
+    // The form's text fields as the page hands them to fetch (the browser does not show a body holding a file).
+    await page.evaluate(() => {
+      const sent: [string, string][][] = [];
+      const original = window.fetch;
+      Object.assign(window, { sentForms: sent, originalFetch: original });
+      window.fetch = (input, init) => {
+        if (init?.body instanceof FormData) sent.push([...init.body.entries()].filter((e): e is [string, string] => typeof e[1] === 'string'));
+        return original(input, init);
+      };
+    });
     await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
     assert.match(await settled(page, 'stt-status', 120_000), /^Transcribed jfk-inaugural-1961\.wav: 11\.0 s/);
     const words = await page.$$eval('#words tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')));
@@ -297,6 +411,19 @@ describe('playground', { skip: NEEDS }, () => {
     assert.equal(saved.duration, 11);
     assert.equal(saved.words.length, words.length);
     assert.ok(saved.emotions && typeof saved.emotions === 'object');
+    const forms = await page.evaluate(() => {
+      const w = window as unknown as { sentForms: [string, string][][]; originalFetch: typeof fetch };
+      window.fetch = w.originalFetch;
+      return w.sentForms;
+    });
+    assert.equal(forms.length, 1);
+    assert.deepEqual(forms[0]!.filter(([field]) => ['model', 'prompt', 'emotion_detection', 'response_format'].includes(field)), [
+      ['model', 'whisper-1'],
+      ['response_format', 'verbose_json'],
+      ['emotion_detection', 'true'],
+      ['prompt', 'Americans, country'],
+    ]);
+    await page.getByLabel(/^Prompt/).fill('');
     assert.deepEqual(problems, []);
   });
 
@@ -315,6 +442,47 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('transcribes a file through Parley\'s route with keywords, digits, formatting and redaction; then as a job posted to a webhook', async () => {
+    await page.locator('#route-parley').check();
+    assert.equal(await page.getByLabel(/^Prompt/).isDisabled(), true);
+    assert.match((await page.locator('#route-reason').textContent()) ?? '', /prompt is a field of OpenAI's route/);
+    await page.getByLabel(/^Keywords/).fill('americans:5, country:3');
+    await page.getByLabel('Numbers').selectOption('true');
+    for (const box of ['Sentence case and punctuation', 'Redact personal data', 'Redact card and bank data']) await page.getByLabel(box).check();
+    const sent = page.waitForRequest((r) => r.url().includes('/api/v1/stt/get_text?'));
+    await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
+    const query = Object.fromEntries(new URL((await sent).url()).searchParams);
+    assert.deepEqual(
+      { keywords: query.keywords, numerals: query.numerals, format: query.format, redact_pii: query.redact_pii, redact_pci: query.redact_pci, word_timestamps: query.word_timestamps },
+      { keywords: 'americans:5, country:3', numerals: 'true', format: 'true', redact_pii: 'true', redact_pci: 'true', word_timestamps: 'true' },
+    );
+    assert.match(await settled(page, 'stt-status', 120_000), /^Transcribed jfk-inaugural-1961\.wav: 11\.0 s/);
+    assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
+    // format=true: the recogniser's capitals put in sentence case, each sentence ending with a mark.
+    const saved = JSON.parse((await downloaded(page, () => page.getByRole('button', { name: 'Export JSON' }).click())).bytes.toString('utf8'));
+    assert.match(saved.text, /^[A-Z][a-z]+ [a-z].*[a-z][.!?]$/);
+    assert.ok(Math.abs((await audioDuration(page, 'stt-audio')) - 11) < 0.05);
+
+    // With a webhook URL the file runs as a job: the page follows it to its delivery, then shows its result.
+    await page.getByLabel(/^Webhook URL/).fill(`${filesUrl}/hook`);
+    await page.getByLabel(/^Webhook extra/).fill('customer:42, batch:monday');
+    await page.locator('#audio-file').setInputFiles(corpusFile(SPOKEN));
+    const status = await settled(page, 'stt-status', 120_000);
+    assert.match(status, new RegExp(`^Job \\S+ done: jfk-inaugural-1961\\.wav transcribed and posted to ${filesUrl}/hook, delivery attempt 1: HTTP 200\\.$`));
+    assert.equal(hooks.length, 1);
+    assert.match(JSON.stringify(hooks[0]), /country/i);
+    assert.deepEqual([(hooks[0] as { customer?: string }).customer, (hooks[0] as { batch?: string }).batch], ['42', 'monday']);
+    assert.match((await page.locator('#transcript').textContent()) ?? '', /country/i);
+    assert.ok(Math.abs((await audioDuration(page, 'stt-audio')) - 11) < 0.05);
+    await page.getByLabel(/^Webhook URL/).fill('');
+    await page.getByLabel(/^Webhook extra/).fill('');
+    await page.getByLabel(/^Keywords/).fill('');
+    await page.getByLabel('Numbers').selectOption('auto');
+    for (const box of ['Sentence case and punctuation', 'Redact personal data', 'Redact card and bank data']) await page.getByLabel(box).uncheck();
+    await page.locator('#route-openai').check();
+    assert.deepEqual(problems, []);
+  });
+
   it('transcribes the microphone live over the WebSocket: partials in place, finals appended', async () => {
     // Every text the partial line shows, in order, to see it grow in place.
     await page.evaluate(() => {
@@ -323,7 +491,15 @@ describe('playground', { skip: NEEDS }, () => {
       const partial = document.getElementById('live-partial')!;
       new MutationObserver(() => seen.push(partial.textContent ?? '')).observe(partial, { childList: true, characterData: true, subtree: true });
     });
+    for (const box of ['Speech start and end events', 'Sentence times', 'Full transcript']) await page.getByLabel(box).check();
+    await page.getByLabel(/^End of utterance after/).fill('600');
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/api/v1/stt/get_text?'));
     await page.getByRole('button', { name: 'Start live transcription' }).click();
+    const query = Object.fromEntries(new URL((await socket).url()).searchParams);
+    assert.deepEqual(
+      [query.encoding, query.sample_rate, query.vad_events, query.sentence_timestamps, query.full_transcript, query.eou_timeout_ms, query.endpointing, query.diarize],
+      ['linear16', '16000', 'true', 'true', 'true', '600', 'true', 'false'],
+    );
     await page.waitForFunction(() => document.getElementById('live-status')!.textContent?.startsWith('Listening'), undefined, { timeout: 20_000 });
     assert.equal(await page.locator('#live-start').isDisabled(), true);
     // The fake microphone plays the corpus recording: "And so, my fellow Americans" ends as the first final.
@@ -343,8 +519,31 @@ describe('playground', { skip: NEEDS }, () => {
     assert.ok(partials.length >= 2, partials.join(' | '));
     assert.ok(partials.some((p, i) => i > 0 && p.length > partials[i - 1]!.length), partials.join(' | '));
     assert.equal(await page.locator('#live-partial').textContent(), '');
+    // The live options' answers: speech events, each sentence with its times, the whole transcript.
+    const events = await page.$$eval('#live-events li', (items) => items.map((li) => li.textContent ?? ''));
+    assert.match(events[0] ?? '', /^Speech started at \d+\.\d\d s$/, events.join(' | '));
+    assert.ok(finals.every((f) => / \(\d+\.\d\d s-\d+\.\d\d s\)$/.test(f)), finals.join(' | '));
+    assert.match((await page.locator('#live-full').textContent()) ?? '', /^Full transcript: .*(fellow|american)/i);
+    for (const box of ['Speech start and end events', 'Sentence times', 'Full transcript']) await page.getByLabel(box).uncheck();
     assert.deepEqual(problems, []);
   });
+
+  for (const encoding of ['ogg_opus', 'opus', 'linear32', 'mulaw', 'alaw']) {
+    it(`transcribes the microphone live sent as ${encoding}`, async () => {
+      await page.getByLabel('Encoding sent').selectOption(encoding);
+      assert.equal(await page.locator('#live-encoding-reason').isVisible(), false, 'this Chromium encodes Opus (WebCodecs)');
+      await page.getByRole('button', { name: 'Start live transcription' }).click();
+      await page
+        .waitForFunction(() => /fellow|american/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 })
+        .catch(async (error: Error) => {
+          throw new Error(`${error.message}; status: ${await page.locator('#live-status').textContent()}; finals: ${await page.locator('#live-finals').textContent()}; partial: ${await page.locator('#live-partial').textContent()}`);
+        });
+      await page.getByRole('button', { name: 'Stop listening' }).click();
+      assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
+      await page.getByLabel('Encoding sent').selectOption('linear16');
+      assert.deepEqual(problems, []);
+    });
+  }
 
   it('clones a voice from a recording, speaks with it and deletes it', async () => {
     await page.getByLabel('Name', { exact: true }).fill('Recorded voice');
@@ -364,6 +563,33 @@ describe('playground', { skip: NEEDS }, () => {
     await page.getByRole('button', { name: 'Delete Recorded voice' }).click();
     assert.match(await settled(page, 'clones-status'), /^Deleted Recorded voice/);
     assert.equal(await row.count(), 0);
+    assert.deepEqual(problems, []);
+  });
+
+  it('clones a voice from an uploaded file: its status and profile, spoken with, deleted', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Uploaded voice');
+    await page.getByLabel('Generation', { exact: true }).selectOption('tts-v3.1');
+    await page.getByLabel(/^What the sample says/).fill(CLONE_SAMPLE_TEXT);
+    await page.getByLabel('Sample file').setInputFiles(corpusFile(CLONE_SAMPLE));
+    const sent = page.waitForRequest((r) => r.url().endsWith('/api/v1/tts-v3.1/add_voice'));
+    await page.getByRole('button', { name: 'Clone', exact: true }).click();
+    await sent;
+    assert.match(await settled(page, 'clone-status', 60_000), /^Cloned: Uploaded voice \(\S+\), (processing|completed)\.$/);
+    const row = page.locator('#clones tbody tr', { hasText: 'Uploaded voice' });
+    await page.waitForFunction(() => [...document.querySelectorAll('#clones tbody tr')].some((r) => /Uploaded voice/.test(r.textContent ?? '') && /completed|failed/.test(r.textContent ?? '')), undefined, { timeout: 60_000 });
+    const cells = await row.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(0, 3), ['Uploaded voice', 'tts-v3.1', 'completed']);
+    // The clone's status line follows it to the end of its preparation.
+    assert.match((await page.locator('#clone-status').textContent()) ?? '', /^Cloned: Uploaded voice \(\S+\), completed\.$/);
+    // The profile measured from the sample (pitch and the like), shown as name: value pairs.
+    assert.match(cells[3]!, /^\w+: [\w.-]+(, \w+: [\w.-]+)+$/);
+    await page.getByRole('button', { name: 'Speak with Uploaded voice' }).click();
+    assert.match(await settled(page, 'clones-status'), /^Uploaded voice: \d+\.\d\d s of audio/);
+    assert.ok((await audioDuration(page, 'clone-audio')) > 0.5);
+    await page.getByRole('button', { name: 'Delete Uploaded voice' }).click();
+    assert.match(await settled(page, 'clones-status'), /^Deleted Uploaded voice/);
+    assert.equal(await row.count(), 0);
+    assert.equal(await page.locator('#clone-audio').isVisible(), false);
     assert.deepEqual(problems, []);
   });
 
@@ -410,6 +636,21 @@ describe('playground', { skip: NEEDS }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('labels speakers live too: each final with its speaker', async () => {
+    assert.equal(await page.locator('#live-diarize-reason').isVisible(), false);
+    await page.getByLabel('Speaker labels').check();
+    const socket = page.waitForEvent('websocket', (ws) => ws.url().includes('/api/v1/stt/get_text?'));
+    await page.getByRole('button', { name: 'Start live transcription' }).click();
+    assert.equal(new URL((await socket).url()).searchParams.get('diarize'), 'true');
+    await page.waitForFunction(() => /fellow|american/i.test(document.getElementById('live-finals')!.textContent ?? ''), undefined, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Stop listening' }).click();
+    assert.match(await settled(page, 'live-status', 30_000), /^Stopped\. \d+ final results/);
+    const finals = await page.$$eval('#live-finals p', (ps) => ps.map((p) => p.textContent ?? ''));
+    assert.ok(finals.length > 0 && finals.every((f) => /^speaker_\d+: \S/.test(f)), finals.join(' | '));
+    await page.getByLabel('Speaker labels').uncheck();
+    assert.deepEqual(problems, []);
+  });
+
   it('an admin installs a pack with its download shown, verifies it and removes it; a failed install says why', async () => {
     await page.getByRole('button', { name: `Install ${INSTALLED_PACK}` }).click();
     assert.match(await settled(page, 'admin-status', 60_000), new RegExp(`^Installed ${INSTALLED_PACK} \\(\\d+ kB\\) and loaded it`));
@@ -436,7 +677,7 @@ describe('playground', { skip: NEEDS }, () => {
 
   it('axe-core finds no serious or critical violation, at desktop and phone width; nothing wider than a phone', async () => {
     assert.ok(AXE_SOURCE, 'axe-core is installed (devDependency)');
-    await page.locator('#transcript-box').evaluate((box) => ((box as HTMLElement).hidden = false));
+    for (const box of ['#transcript-box', '#speech-words-box']) await page.locator(box).evaluate((b) => ((b as HTMLElement).hidden = false));
     assert.deepEqual(await accessibilityProblems(page), []);
     const phone = await page.context().newPage();
     await phone.setViewportSize({ width: 360, height: 740 });
