@@ -7,21 +7,19 @@
  * — however long that takes. Requests hold a set with retain()/release() (transcription) or one
  * engine with hold() (synthesis, through TtsEngine.hold).
  */
-import type { ModelPack } from './model-pack.js';
 import { createAudioTagger } from './audio-tagging.js';
+import { CAPABILITIES, type AnyEnginePack, type Capability, type EnginePack } from './capabilities.js';
 import { createDiarizer } from './sherpa-diarizer.js';
-import { createOfflineRecognizer, offlinePackKinds } from './sherpa-offline-recognizer.js';
+import { createOfflineRecognizer } from './sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from './sherpa-online-recognizer.js';
 import type { TaskRunner } from './sherpa-tasks.js';
-import { createSherpaTtsEngine, createZeroShotTtsEngine, isZeroShotPackKind, type ZeroShotTts } from './sherpa-tts.js';
+import { createSherpaTtsEngine, createZeroShotTtsEngine, type ZeroShotTts } from './sherpa-tts.js';
 import { createSherpaVad } from './sherpa-vad.js';
 import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from './types.js';
 
 export interface EngineSetOptions {
   /** Where each capability's models run (supervised inference processes in the server). */
   runners: { synthesis: TaskRunner; transcription: TaskRunner };
-  espeakDataDir: string;
-  numThreads: number;
   diarizationThreshold: number;
 }
 
@@ -65,7 +63,7 @@ class SharedEngine<T extends Closeable> {
 
 export class EngineSet {
   tts: TtsEngine[] = [];
-  /** Zero-shot packs (ZipVoice, Pocket TTS): no voices of their own; voice clones speak through them. */
+  /** Zero-shot packs: no voices of their own; voice clones speak through them. */
   zeroShot: ZeroShotTts[] = [];
   vad?: StreamingVoiceActivityDetector;
   recognizers: Recognizer[] = [];
@@ -109,26 +107,122 @@ export class EngineSet {
   }
 }
 
-const identityOf = (packs: ModelPack[]) => packs.map((p) => `${p.id}@${p.revision ?? ''}`).join('+');
+const identityOf = (packs: EnginePack[]) => packs.map((p) => `${p.id}@${p.revision ?? ''}`).join('+');
+
+/** The packs of each capability, in the order given. */
+type PacksByCapability = { [C in Capability]: EnginePack<C>[] };
+
+/** Builds one engine from packs, taking it over from the previous set when they are unchanged. */
+type Use = <T extends Closeable>(from: EnginePack[], build: () => Promise<T> | T, expose?: (engine: T, entry: SharedEngine<T>) => T) => Promise<T | undefined>;
+
+interface LoadContext {
+  set: EngineSet;
+  use: Use;
+  options: EngineSetOptions;
+  packs: PacksByCapability;
+}
+
+/**
+ * How each capability's packs become engines of the set; the compiler checks every capability
+ * has an entry. Capabilities loaded with another one (speaker embeddings with segmentation) or
+ * not served (punctuation) have an entry that does nothing.
+ */
+const LOADERS: { [C in Capability]: (packs: EnginePack<C>[], context: LoadContext) => Promise<void> } = {
+  async tts(packs, { set, use, options }) {
+    for (const pack of packs) {
+      const engine = await use(
+        [pack],
+        () => createSherpaTtsEngine(options.runners.synthesis, [pack]),
+        (tts, entry): TtsEngine => ({
+          name: tts.name,
+          listVoices: () => tts.listVoices(),
+          synthesize: (voice, text, o) => tts.synthesize(voice, text, o),
+          close: () => tts.close(),
+          hold: () => entry.hold(),
+        }),
+      );
+      if (engine) set.tts.push(engine);
+    }
+  },
+  async 'zero-shot-tts'(packs, { set, use, options }) {
+    for (const pack of packs) {
+      const engine = await use(
+        [pack],
+        () => createZeroShotTtsEngine(options.runners.synthesis, pack),
+        (tts, entry): ZeroShotTts => ({
+          name: tts.name,
+          packId: tts.packId,
+          languages: tts.languages,
+          sampleRate: tts.sampleRate,
+          needsReferenceText: tts.needsReferenceText,
+          synthesize: (reference, text, o) => tts.synthesize(reference, text, o),
+          close: () => tts.close(),
+          hold: () => entry.hold(),
+        }),
+      );
+      if (engine) set.zeroShot.push(engine);
+    }
+  },
+  async vad([vad], { set, use, options }) {
+    if (vad) set.vad = await use([vad], () => createSherpaVad(options.runners.transcription, vad));
+  },
+  async 'offline-asr'(packs, { set, use, options }) {
+    for (const pack of packs) {
+      const recognizer = await use([pack], () => createOfflineRecognizer(options.runners.transcription, pack));
+      if (recognizer) set.recognizers.push(recognizer);
+    }
+  },
+  async 'online-asr'(packs, { set, use, options }) {
+    for (const pack of packs) {
+      const recognizer = await use([pack], () => createOnlineRecognizer(options.runners.transcription, pack));
+      if (recognizer) set.recognizers.push(recognizer);
+    }
+  },
+  async 'speaker-segmentation'([segmentation], { set, use, options, packs }) {
+    const [embedding] = packs['speaker-embedding'];
+    if (!segmentation || !embedding) return;
+    set.diarizer = await use([segmentation, embedding], () =>
+      createDiarizer(options.runners.transcription, segmentation, embedding, { threshold: options.diarizationThreshold }),
+    );
+  },
+  // Loaded with a segmentation pack, as a diarizer.
+  async 'speaker-embedding'() {},
+  async 'audio-tagging'([tagging], { set, use, options }) {
+    if (tagging) set.audioTagging = await use([tagging], () => createAudioTagger(options.runners.transcription, tagging));
+  },
+  // Verified, not served yet.
+  async 'offline-punctuation'() {},
+  async 'online-punctuation'() {},
+};
+
+function byCapability(packs: AnyEnginePack[]): PacksByCapability {
+  const groups = Object.fromEntries(CAPABILITIES.map((c) => [c, [] as EnginePack[]])) as Record<Capability, EnginePack[]>;
+  for (const pack of packs) groups[pack.capability].push(pack);
+  return groups as PacksByCapability;
+}
+
+async function loadCapability<C extends Capability>(capability: C, context: LoadContext): Promise<void> {
+  await LOADERS[capability](context.packs[capability], context);
+}
 
 /**
  * Builds the set for `packs`, taking over from `previous` every engine whose packs are unchanged.
  * A pack whose engine fails to load is reported in `failed` and left out; the others still load.
  */
-export async function loadEngineSet(packs: ModelPack[], options: EngineSetOptions, previous?: EngineSet): Promise<EngineSet> {
+export async function loadEngineSet(packs: AnyEnginePack[], options: EngineSetOptions, previous?: EngineSet): Promise<EngineSet> {
   const set = new EngineSet();
-  const { synthesis, transcription } = options.runners;
 
-  async function use<T extends Closeable>(from: ModelPack[], build: () => Promise<T> | T, expose?: (engine: T, entry: SharedEngine<T>) => T): Promise<T | undefined> {
+  const use: Use = async (from, build, expose) => {
     const identity = identityOf(from);
-    const old = previous?.find(identity) as SharedEngine<T> | undefined;
+    const old = previous?.find(identity) as SharedEngine<never> | undefined;
     if (old) {
       old.retain();
       set.kept.push(...from.map((p) => p.id));
       return set.add(old);
     }
     try {
-      const entry = new SharedEngine(await build(), identity);
+      const engine = await build();
+      const entry = new SharedEngine(engine, identity);
       if (expose) entry.exposed = expose(entry.engine, entry);
       set.loaded.push(...from.map((p) => p.id));
       return set.add(entry);
@@ -136,64 +230,8 @@ export async function loadEngineSet(packs: ModelPack[], options: EngineSetOption
       set.failed.push({ pack: from[0]!.id, reason: (error as Error).message });
       return undefined;
     }
-  }
-  const ofKind = (kind: ModelPack['kind']) => packs.filter((p) => p.kind === kind);
-
-  for (const pack of packs.filter((p) => p.kind.startsWith('tts-') && !isZeroShotPackKind(p.kind))) {
-    const engine = await use(
-      [pack],
-      () => createSherpaTtsEngine(synthesis, [pack], { espeakDataDir: options.espeakDataDir, numThreads: options.numThreads }),
-      (tts, entry): TtsEngine => ({
-        name: tts.name,
-        listVoices: () => tts.listVoices(),
-        synthesize: (voice, text, o) => tts.synthesize(voice, text, o),
-        close: () => tts.close(),
-        hold: () => entry.hold(),
-      }),
-    );
-    if (engine) set.tts.push(engine);
-  }
-
-  for (const pack of packs.filter((p) => isZeroShotPackKind(p.kind))) {
-    const engine = await use(
-      [pack],
-      () => createZeroShotTtsEngine(synthesis, pack, { espeakDataDir: options.espeakDataDir, numThreads: options.numThreads }),
-      (tts, entry): ZeroShotTts => ({
-        name: tts.name,
-        packId: tts.packId,
-        languages: tts.languages,
-        sampleRate: tts.sampleRate,
-        needsReferenceText: tts.needsReferenceText,
-        synthesize: (reference, text, o) => tts.synthesize(reference, text, o),
-        close: () => tts.close(),
-        hold: () => entry.hold(),
-      }),
-    );
-    if (engine) set.zeroShot.push(engine);
-  }
-
-  const vad = ofKind('vad-silero')[0];
-  if (vad) set.vad = await use([vad], () => createSherpaVad(transcription, vad));
-
-  // Offline recognisers first: they are the accurate ones when a language has both kinds.
-  for (const pack of packs.filter((p) => (offlinePackKinds as readonly string[]).includes(p.kind))) {
-    const recognizer = await use([pack], () => createOfflineRecognizer(transcription, pack, { numThreads: options.numThreads }));
-    if (recognizer) set.recognizers.push(recognizer);
-  }
-  for (const pack of ofKind('asr-online-transducer')) {
-    const recognizer = await use([pack], () => createOnlineRecognizer(transcription, pack));
-    if (recognizer) set.recognizers.push(recognizer);
-  }
-
-  const segmentation = ofKind('diarization-segmentation')[0];
-  const embedding = ofKind('speaker-embedding')[0];
-  if (segmentation && embedding) {
-    set.diarizer = await use([segmentation, embedding], () =>
-      createDiarizer(transcription, segmentation, embedding, { threshold: options.diarizationThreshold }),
-    );
-  }
-
-  const tagging = ofKind('audio-tagging')[0];
-  if (tagging) set.audioTagging = await use([tagging], () => createAudioTagger(transcription, tagging, options.numThreads));
+  };
+  const context: LoadContext = { set, use, options, packs: byCapability(packs) };
+  for (const capability of CAPABILITIES) await loadCapability(capability, context);
   return set;
 }

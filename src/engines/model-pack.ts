@@ -1,78 +1,19 @@
 /**
  * A model pack: one folder under the models dir holding the files of one upstream sherpa-onnx
- * release archive (as it unpacks), or described by a small pack.json. Engines take packs; they
- * never look at folders themselves.
+ * release archive (as it unpacks), or described by a small pack.json. Its family turns a verified
+ * pack into what the engines take (an EnginePack); engines never look at packs or folders.
  */
-import type { Gender } from '../engines/types.js';
+import type { PackVoice } from './capabilities.js';
 
-export type PackKind =
-  | 'tts-vits'
-  | 'tts-kokoro'
-  | 'tts-matcha'
-  | 'tts-kitten'
-  | 'tts-zipvoice'
-  | 'tts-pocket'
-  | 'asr-online-transducer'
-  | 'asr-offline-transducer'
-  | 'asr-nemo-transducer'
-  | 'asr-nemo-ctc'
-  | 'asr-zipformer-ctc'
-  | 'asr-whisper'
-  | 'asr-sense-voice'
-  | 'asr-moonshine'
-  | 'asr-paraformer'
-  | 'vad-silero'
-  | 'diarization-segmentation'
-  | 'speaker-embedding'
-  | 'audio-tagging'
-  | 'punctuation-ct-transformer'
-  | 'punctuation-cnn-bilstm';
+export type { PackVoice };
 
-export const packKinds: readonly PackKind[] = [
-  'tts-vits',
-  'tts-kokoro',
-  'tts-matcha',
-  'tts-kitten',
-  'tts-zipvoice',
-  'tts-pocket',
-  'asr-online-transducer',
-  'asr-offline-transducer',
-  'asr-nemo-transducer',
-  'asr-nemo-ctc',
-  'asr-zipformer-ctc',
-  'asr-whisper',
-  'asr-sense-voice',
-  'asr-moonshine',
-  'asr-paraformer',
-  'vad-silero',
-  'diarization-segmentation',
-  'speaker-embedding',
-  'audio-tagging',
-  'punctuation-ct-transformer',
-  'punctuation-cnn-bilstm',
-];
-
-/** A voice a TTS pack declares for one speaker id; anything left out comes from the pack. */
-export interface PackVoice {
-  speakerId: number;
-  id?: string;
-  displayName?: string;
-  gender?: Gender;
-  accent?: string;
-  languages?: string[];
-  /**
-   * Not offered: a speaker the pack has but cannot serve (Kokoro's Spanish, French, Hindi,
-   * Italian, Japanese and Portuguese voices, whose languages its lexicons do not cover).
-   */
-  omit?: boolean;
-}
-
-export interface ModelPack {
+export interface ModelPack<K extends string = string> {
   /** The folder name: stable, what logs, /readyz and `parley models` call it. */
   id: string;
   /** Absolute path of the folder. */
   dir: string;
-  kind: PackKind;
+  /** One of the kinds its family declares (PackKind, src/models/families/index.ts). */
+  kind: K;
   /**
    * Absolute paths by role: model, tokens, encoder, decoder, joiner, voices, lexicon, dataDir,
    * labels, bpeVocab, bpeModel, acousticModel, vocoder, preprocessor, uncachedDecoder, cachedDecoder;

@@ -1,5 +1,5 @@
 /**
- * A streaming (online) transducer pack (`asr-online-transducer`) as a Recognizer: each call's
+ * A streaming (online) recogniser pack as a Recognizer: each call's
  * audio goes to the task runner as one stream (samples, tail padding, inputFinished, decode until
  * no frames are left). It says `streaming`, so the pipeline hands it the whole recording in long
  * windows rather than VAD segments. sherpa's OnlineRecognizer is synchronous, hence a worker
@@ -16,16 +16,14 @@
  * one that no request holds is unloaded and its file removed.
  */
 import { randomUUID } from 'node:crypto';
-import type { ModelPack } from './model-pack.js';
-import { bpeVocabOf, dropHotwordsFile, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from './sherpa-hotwords.js';
-import { modelKey, requirePackFiles, requirePackKind } from './sherpa-pack-files.js';
+import { requireCapability, type EnginePack } from './capabilities.js';
+import { dropHotwordsFile, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from './sherpa-hotwords.js';
+import { modelKey } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
 import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from './sherpa-tasks.js';
 import type { Hotword, RecognizedSegment, Recognizer, RecognizerStream } from './types.js';
 
 export interface OnlineRecognizerOptions {
-  numThreads?: number;
-  decodingMethod?: 'greedy_search' | 'modified_beam_search';
   /**
    * Silence appended after the audio so the encoder's last chunk is flushed, seconds, when a call
    * does not say. sherpa-onnx's examples use 0.4 (Node) to 0.66 (Python); default 0.66.
@@ -46,37 +44,9 @@ const BOOSTED_ACTIVE_PATHS = 4;
 
 const SAMPLE_RATE = 16_000;
 
-export function buildOnlineRecognizerConfig(pack: ModelPack, options: OnlineRecognizerOptions = {}): SherpaOnlineRecognizerConfig {
-  requirePackKind(pack, ['asr-online-transducer'], 'a streaming transducer');
-  const files = requirePackFiles(pack, ['encoder', 'decoder', 'joiner', 'tokens']);
-  const decodingMethod = options.decodingMethod ?? 'greedy_search';
-  const bpeVocab = bpeVocabOf(pack.files);
-  return {
-    featConfig: { sampleRate: SAMPLE_RATE, featureDim: 80 },
-    modelConfig: {
-      transducer: { encoder: files.encoder, decoder: files.decoder, joiner: files.joiner },
-      tokens: files.tokens,
-      numThreads: options.numThreads ?? 1,
-      provider: 'cpu',
-      debug: 0,
-      // Only needed for hotwords written as words; harmless otherwise.
-      ...(bpeVocab ? { modelingUnit: 'bpe', bpeVocab } : {}),
-    },
-    decodingMethod,
-    ...(decodingMethod === 'modified_beam_search' ? { maxActivePaths: 4 } : {}),
-    // The pipeline hands over VAD segments; endpointing inside one would only split it.
-    enableEndpoint: 0,
-  };
-}
-
 /** The config of the model that decodes with these hotwords. */
 export function boostedConfig(config: SherpaOnlineRecognizerConfig, file: string): SherpaOnlineRecognizerConfig {
   return { ...config, decodingMethod: 'modified_beam_search', maxActivePaths: BOOSTED_ACTIVE_PATHS, hotwordsFile: file };
-}
-
-/** Whether a pack's recogniser can boost hotwords: its family says so, else it has a BPE vocabulary to spell them with. */
-export function packSupportsHotwords(pack: ModelPack, config: SherpaOnlineRecognizerConfig): boolean {
-  return pack.hotwords ?? Boolean(config.modelConfig.bpeVocab);
 }
 
 interface BoostedModel {
@@ -94,7 +64,7 @@ class BoostedModels {
 
   constructor(
     private readonly pool: TaskRunner<PoolTask>,
-    private readonly pack: ModelPack,
+    private readonly pack: EnginePack<'online-asr'>,
     private readonly base: SherpaOnlineRecognizerConfig,
     private readonly upperCase: boolean,
     private readonly max: number,
@@ -137,10 +107,11 @@ class BoostedModels {
   }
 }
 
-export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: ModelPack, options: OnlineRecognizerOptions = {}): Recognizer {
-  const config = buildOnlineRecognizerConfig(pack, options);
+export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: EnginePack<'online-asr'>, options: OnlineRecognizerOptions = {}): Recognizer {
+  requireCapability(pack, 'online-asr', 'a streaming recogniser');
+  const { config } = pack;
   const key = modelKey([pack], 'online-asr', config);
-  const supportsHotwords = packSupportsHotwords(pack, config);
+  const supportsHotwords = pack.traits.hotwords;
   const boosted = new BoostedModels(pool, pack, config, supportsHotwords && tokensAreUpperCase(config.modelConfig.tokens), options.maxBoostedModels ?? 4);
   /** The model key and config a request decodes with, and what to call when it is done with them. */
   const modelFor = (hotwords: Hotword[] | undefined) => {

@@ -4,6 +4,7 @@ import { createAudioTagger } from '../../src/engines/audio-tagging.js';
 import { WorkerPool } from '../../src/engines/worker-pool.js';
 import { ModelPackError } from '../../src/errors.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
+import { enginePackAs } from '../../src/models/families/index.js';
 
 const pack = (files: Record<string, string>): ModelPack => ({
   id: 'sherpa-onnx-ced-tiny-audio-tagging-2024-04-19',
@@ -19,10 +20,10 @@ describe('audio tagging engine', () => {
   it('refuses a pack with missing files before any process or sherpa sees it', () => {
     const runner = { submit: () => Promise.reject(new Error('not reached')) };
     assert.throws(
-      () => createAudioTagger(runner, pack({ model: '/nonexistent/model.onnx', labels: '/nonexistent/class_labels_indices.csv' })),
+      () => createAudioTagger(runner, enginePackAs('audio-tagging', pack({ model: '/nonexistent/model.onnx', labels: '/nonexistent/class_labels_indices.csv' }))),
       (error: unknown) => error instanceof ModelPackError && /does not exist/.test(error.message),
     );
-    assert.throws(() => createAudioTagger(runner, pack({ model: '/nonexistent/model.onnx' })), ModelPackError);
+    assert.throws(() => createAudioTagger(runner, enginePackAs('audio-tagging', pack({ model: '/nonexistent/model.onnx' }))), ModelPackError);
   });
 
   it('answers a tagging task whose files vanished with ModelPackError from the worker thread, not a crash', async () => {

@@ -10,10 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { requireFiles } from '../../src/engines/inference-core.js';
 import type { InferenceProcess, InferenceProcessOptions } from '../../src/engines/inference-process.js';
 import { testInferenceProcess } from '../helpers/inference.js';
-import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
 import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../src/errors.js';
-import { sileroPack } from './stt-fixtures.js';
+import { sileroEngine } from './stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD] });
@@ -31,7 +30,7 @@ function noise(seconds: number): Float32Array {
   return samples;
 }
 
-const vadTask = (samples: Float32Array): VadTask => ({ kind: 'vad', key: 'silero', config: buildSherpaVadConfig(sileroPack()), bufferSeconds: 70, samples });
+const vadTask = (samples: Float32Array): VadTask => ({ kind: 'vad', key: 'silero', config: sileroEngine().config, bufferSeconds: 70, samples });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 30_000;

@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, ModelPackError } from '../../src/errors.js';
-import { buildDiarizationConfig, createDiarizer } from '../../src/engines/sherpa-diarizer.js';
+import { diarizationConfig } from '../../src/engines/capabilities.js';
+import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { embeddingPack, loadCorpusAudio, rttmTurns, segmentationPack } from './stt-fixtures.js';
+import { embeddingEngine, embeddingPack, loadCorpusAudio, rttmTurns, segmentationEngine, segmentationPack } from './stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ corpus: true });
@@ -21,16 +22,17 @@ describe('sherpa speaker diarization (worker pool)', { skip: NEEDS }, () => {
   after(() => pool.close());
 
   it('builds the config with the default threshold and an unknown speaker count', () => {
-    const config = buildDiarizationConfig(segmentationPack(), embeddingPack());
+    const config = diarizationConfig(segmentationEngine().config, embeddingEngine().config);
     assert.deepEqual(config.clustering, { numClusters: -1, threshold: 0.5 });
     assert.equal(config.segmentation.pyannote.model, segmentationPack().files.model);
     assert.equal(config.embedding.model, embeddingPack().files.model);
-    assert.deepEqual(buildDiarizationConfig(segmentationPack(), embeddingPack(), { numClusters: 3 }).clustering.numClusters, 3);
-    assert.throws(() => buildDiarizationConfig(embeddingPack(), segmentationPack()), ModelPackError);
+    assert.deepEqual(diarizationConfig(segmentationEngine().config, embeddingEngine().config, { numClusters: 3 }).clustering.numClusters, 3);
+    const swapped = () => createDiarizer(pool, embeddingEngine() as never, segmentationEngine() as never);
+    assert.throws(swapped, ModelPackError);
   });
 
   it('returns ordered turns inside the audio that fall on labelled speech', async () => {
-    const diarizer = createDiarizer(pool, segmentationPack(), embeddingPack());
+    const diarizer = createDiarizer(pool, segmentationEngine(), embeddingEngine());
     for (const name of ['picovoice-falcon-3spk', 'ami-debug-dev00-30s']) {
       const audio = loadCorpusAudio(`diarization/${name}.wav`);
       const duration = audio.samples.length / audio.sampleRate;
@@ -48,16 +50,16 @@ describe('sherpa speaker diarization (worker pool)', { skip: NEEDS }, () => {
 
   it('honours a known speaker count, and a lower threshold never gives fewer speakers', async () => {
     const audio = loadCorpusAudio('diarization/ami-meeting-mixture-60s.wav');
-    const two = await createDiarizer(pool, segmentationPack(), embeddingPack(), { numClusters: 2 }).diarize(audio.samples);
+    const two = await createDiarizer(pool, segmentationEngine(), embeddingEngine(), { numClusters: 2 }).diarize(audio.samples);
     assert.equal(speakersOf(two), 2);
-    const strict = await createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.1 }).diarize(audio.samples);
-    const loose = await createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.9 }).diarize(audio.samples);
+    const strict = await createDiarizer(pool, segmentationEngine(), embeddingEngine(), { threshold: 0.1 }).diarize(audio.samples);
+    const loose = await createDiarizer(pool, segmentationEngine(), embeddingEngine(), { threshold: 0.9 }).diarize(audio.samples);
     assert.ok(speakersOf(strict) >= speakersOf(loose), `${speakersOf(strict)} speakers at 0.1, ${speakersOf(loose)} at 0.9`);
     assert.ok(speakersOf(strict) > 1, 'the fixture embedding separates something at a tight threshold');
   });
 
   it('stops on abort', async () => {
-    const diarizer = createDiarizer(pool, segmentationPack(), embeddingPack());
+    const diarizer = createDiarizer(pool, segmentationEngine(), embeddingEngine());
     await assert.rejects(diarizer.diarize(new Float32Array(16000), { signal: AbortSignal.abort() }), AbortedError);
   });
 });

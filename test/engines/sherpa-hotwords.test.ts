@@ -6,11 +6,12 @@ import { describe, it } from 'node:test';
 import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
 import { resample } from '../../src/audio/resample.js';
 import type { PoolTask, TaskRunner } from '../../src/engines/sherpa-tasks.js';
-import { buildOfflineRecognizerConfig } from '../../src/engines/sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
 import { createWorkerPool } from '../../src/engines/worker-pool.js';
 import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
-import { loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
+import { loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from './stt-fixtures.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
+import { enginePackAs } from '../../src/models/families/index.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
@@ -60,7 +61,7 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
         pool.unload(key);
       },
     };
-    const recognizer = createOnlineRecognizer(runner, { ...streamingEnglishPack(), files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }, { maxBoostedModels: 1 });
+    const recognizer = createOnlineRecognizer(runner, streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }), { maxBoostedModels: 1 });
     try {
       assert.equal(recognizer.supportsHotwords, true);
       const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
@@ -93,6 +94,7 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
 describe('an offline transducer pack that can boost', { skip: NEEDS }, () => {
   it('decodes with modified beam search and its (derived) vocabulary; one that cannot keeps greedy search', () => {
     const pack = { ...streamingEnglishPack(), kind: 'asr-offline-transducer' as const };
+    const buildOfflineRecognizerConfig = (p: ModelPack) => enginePackAs('offline-asr', p).config;
     const plain = buildOfflineRecognizerConfig(pack);
     assert.equal(plain.decodingMethod, 'greedy_search');
     assert.equal(plain.modelConfig.bpeVocab, undefined);

@@ -10,14 +10,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ModelPackError } from '../../src/errors.js';
-import {
-  buildOfflineRecognizerConfig,
-  createOfflineRecognizer,
-  emotionFromTag,
-  languageFromTag,
-  segmentFromOfflineResult,
-} from '../../src/engines/sherpa-offline-recognizer.js';
-import type { ModelPack, PackKind } from '../../src/engines/model-pack.js';
+import { createOfflineRecognizer, emotionFromTag, languageFromTag, segmentFromOfflineResult } from '../../src/engines/sherpa-offline-recognizer.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
+import { enginePackAs, enginePackOf, type PackKind } from '../../src/models/families/index.js';
+
+/** The config the pack's family builds, for a request in `language` when one is given. */
+function buildOfflineRecognizerConfig(pack: ModelPack, options: { language?: string } = {}) {
+  const { config, traits } = enginePackAs('offline-asr', pack);
+  return options.language !== undefined && traits.forLanguage ? traits.forLanguage(config, options.language) : config;
+}
 
 /** A pack whose files exist (empty: the config builder only checks presence). */
 function fakePack(kind: PackKind, roles: string[], languages = ['en']): ModelPack {
@@ -74,8 +75,9 @@ describe('offline recogniser config', () => {
   it('refuses a pack with a missing file or of another kind, before sherpa could end the process', async () => {
     const pack = fakePack('asr-moonshine', ['preprocessor', 'encoder', 'tokens']);
     assert.throws(() => buildOfflineRecognizerConfig(pack), (e: unknown) => e instanceof ModelPackError && /uncachedDecoder/.test(e.message));
-    await assert.rejects(createOfflineRecognizer({ submit: () => Promise.reject(new Error('not reached')) }, pack), ModelPackError);
     assert.throws(() => buildOfflineRecognizerConfig(fakePack('vad-silero', ['model', 'tokens'])), ModelPackError);
+    const vad = enginePackOf(fakePack('vad-silero', ['model', 'tokens']));
+    await assert.rejects(createOfflineRecognizer({ submit: () => Promise.reject(new Error('not reached')) }, vad as never), ModelPackError);
   });
 });
 

@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
 import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../src/errors.js';
-import { buildOnlineRecognizerConfig, createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
+import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
+import type { ModelPack } from '../../src/engines/model-pack.js';
+import { enginePackAs } from '../../src/models/families/index.js';
 import type { Recognizer, RecognizerStream } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { englishEntries, loadCorpusAudio, streamingEnglishPack } from './stt-fixtures.js';
+import { englishEntries, loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from './stt-fixtures.js';
 import { testInferenceProcess } from '../helpers/inference.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
@@ -16,11 +18,12 @@ describe('streaming transducer recogniser (sherpa, worker pool)', { skip: NEEDS 
   let recognizer: Recognizer;
   before(() => {
     pool = createWorkerPool({ workers: 2 });
-    recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+    recognizer = createOnlineRecognizer(pool, streamingEnglishEngine());
   });
   after(() => pool.close());
 
   it('builds the transducer config from the pack files', () => {
+    const buildOnlineRecognizerConfig = (p: ModelPack) => enginePackAs('online-asr', p).config;
     const pack = streamingEnglishPack();
     const config = buildOnlineRecognizerConfig(pack);
     assert.equal(config.modelConfig.transducer.encoder, pack.files.encoder);
@@ -84,7 +87,7 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
   it('decode each piece once: hypotheses grow by prefix, and the finished result is the whole-file result, with a log-probability per token', async () => {
     const pool = createWorkerPool({ workers: 2 });
     try {
-      const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+      const recognizer = createOnlineRecognizer(pool, streamingEnglishEngine());
       const { samples } = loadCorpusAudio(JFK);
       const whole = await recognizer.recognize(samples, { language: 'en' });
       // Two streams at once on two threads: each task of a stream must reach the thread holding it.
@@ -110,7 +113,7 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
   it('bounds the streams open at once, and frees a slot on close', async () => {
     const pool = createWorkerPool({ workers: 2, maxStreams: 2 });
     try {
-      const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+      const recognizer = createOnlineRecognizer(pool, streamingEnglishEngine());
       const first = await recognizer.openStream!();
       const second = await recognizer.openStream!();
       await assert.rejects(recognizer.openStream!(), (error: unknown) => error instanceof OverloadedError && /2 recognition streams are open/.test(error.message));
@@ -128,7 +131,7 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
   it('closes a stream left without a task for streamIdleMs; its next task says so', async () => {
     const pool = createWorkerPool({ workers: 1, streamIdleMs: 300 });
     try {
-      const stream = await createOnlineRecognizer(pool, streamingEnglishPack()).openStream!();
+      const stream = await createOnlineRecognizer(pool, streamingEnglishEngine()).openStream!();
       await stream.accept(new Float32Array(1600));
       await new Promise((r) => setTimeout(r, 800));
       assert.equal(pool.openStreams, 0);
@@ -141,7 +144,7 @@ describe('live recognition streams (openStream)', { skip: NEEDS }, () => {
   it('in a supervised process: a stream whose process is killed fails with InferenceUnavailableError; a new stream works', async () => {
     const process_ = testInferenceProcess({ threads: 2 });
     try {
-      const recognizer = createOnlineRecognizer(process_, streamingEnglishPack());
+      const recognizer = createOnlineRecognizer(process_, streamingEnglishEngine());
       const { samples } = loadCorpusAudio(JFK);
       const stream = await recognizer.openStream!();
       await stream.accept(samples.subarray(0, 32_000));

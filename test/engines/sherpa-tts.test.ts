@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { InferenceCore } from '../../src/engines/inference-core.js';
 import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
-import { buildOfflineTtsConfig, buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from '../../src/engines/sherpa-tts.js';
+import { buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from '../../src/engines/sherpa-tts.js';
+import { enginePackAs, enginePackOf } from '../../src/models/families/index.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
@@ -12,6 +13,14 @@ import { fixtureModelsDir } from '../helpers/models.js';
 const modelsDir = fixtureModelsDir;
 
 /** A hand-built pack for the synthetic Piper fixtures (see their READMEs). */
+/** The config the pack's family builds; `accent` picks the config of that accent's voices. */
+function buildOfflineTtsConfig(pack: ModelPack, options: { espeakDataDir?: string } = {}, accent?: string) {
+  const built = enginePackOf(pack, options);
+  if (built.capability === 'tts' && accent) return built.traits.accentConfigs[accent]!;
+  if (built.capability !== 'tts' && built.capability !== 'zero-shot-tts') throw new Error(`${pack.id} is not a TTS pack`);
+  return built.config;
+}
+
 function fixturePack(id: string, extra: Partial<ModelPack> = {}): ModelPack {
   const dir = join(modelsDir, id);
   return {
@@ -100,7 +109,7 @@ describe('sherpa-onnx TTS engine', () => {
   before(async () => {
     // In this process, so the spy below sees sherpa's calls; the server runs the same core in a child.
     core = new InferenceCore({ workers: 1 });
-    engine = await createSherpaTtsEngine(core, [onePack, twoPack], { numThreads: 1 });
+    engine = await createSherpaTtsEngine(core, [onePack, twoPack].map((p) => enginePackAs('tts', p, { numThreads: 1 })));
     voices = engine.listVoices();
   });
   after(async () => {
@@ -250,7 +259,7 @@ describe('Kokoro packs', () => {
   });
 
   it('offers no voice for an omitted speaker, and keeps the other speaker ids', () => {
-    const voices = buildPackVoices(kokoro, 4, 24000);
+    const voices = buildPackVoices(enginePackAs('tts', kokoro), 4, 24000);
     assert.deepEqual(
       voices.map((v) => [v.id, v.languages.join('+')]),
       [
@@ -307,9 +316,9 @@ describe('zero-shot packs', () => {
   });
 
   it('speaks in the voice of each request’s reference sample', async () => {
-    const engine = await createZeroShotTtsEngine(core, zipvoice);
+    const engine = await createZeroShotTtsEngine(core, enginePackAs('zero-shot-tts', zipvoice));
     assert.deepEqual([engine.name, engine.sampleRate, engine.needsReferenceText], ['zipvoice', 24000, true]);
-    await assert.rejects(createSherpaTtsEngine(core, [zipvoice]), /not a TTS pack/);
+    await assert.rejects(createSherpaTtsEngine(core, [enginePackOf(zipvoice) as never]), /not a TTS pack/);
     const tone = (hz: number) => {
       const samples = new Float32Array(16000 * 2);
       for (let i = 0; i < samples.length; i++) samples[i] = 0.3 * Math.sin((2 * Math.PI * hz * i) / 16000);

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, ModelPackError } from '../../src/errors.js';
+import type { EnginePack } from '../../src/engines/capabilities.js';
 import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { enginePackAs, enginePackOf } from '../../src/models/families/index.js';
 import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
 import type { TimeSpan } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { corpusEntries, loadCorpusAudio, rttmTurns, sileroPack } from './stt-fixtures.js';
+import { corpusEntries, loadCorpusAudio, rttmTurns, sileroEngine, sileroPack } from './stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
@@ -28,7 +30,7 @@ describe('Silero VAD (sherpa, worker pool)', { skip: NEEDS }, () => {
   let vad: StreamingVoiceActivityDetector;
   before(() => {
     pool = createWorkerPool({ workers: 1 });
-    vad = createSherpaVad(pool, sileroPack());
+    vad = createSherpaVad(pool, sileroEngine());
   });
   after(() => pool.close());
 
@@ -79,7 +81,7 @@ describe('Silero VAD (sherpa, worker pool)', { skip: NEEDS }, () => {
   });
 
   it('refuses a pack of the wrong kind or with a missing file before sherpa sees it', () => {
-    assert.throws(() => createSherpaVad(pool, { ...sileroPack(), kind: 'speaker-embedding' }), ModelPackError);
-    assert.throws(() => createSherpaVad(pool, { ...sileroPack(), files: { model: '/nonexistent.onnx' } }), ModelPackError);
+    assert.throws(() => createSherpaVad(pool, enginePackOf({ ...sileroPack(), kind: 'speaker-embedding' }) as EnginePack<'vad'>), ModelPackError);
+    assert.throws(() => createSherpaVad(pool, enginePackAs('vad', { ...sileroPack(), files: { model: '/nonexistent.onnx' } })), ModelPackError);
   });
 });

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../../src/errors.js';
-import { buildSherpaVadConfig } from '../../src/engines/sherpa-vad.js';
 import type { VadTask } from '../../src/engines/sherpa-tasks.js';
 import { WorkerPool, createWorkerPool } from '../../src/engines/worker-pool.js';
-import { loadCorpusAudio, sileroPack } from './stt-fixtures.js';
+import { loadCorpusAudio, sileroEngine } from './stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 
 /** A real task with real work: Silero VAD over a corpus recording. */
 function vadTask(samples: Float32Array, model?: string): VadTask {
-  const config = buildSherpaVadConfig(sileroPack());
+  const config = sileroEngine().config;
   if (model) config.sileroVad.model = model;
   return { kind: 'vad', key: `test/vad#${config.sileroVad.model}`, config, bufferSeconds: 70, samples };
 }

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, truncateSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
+import { debianEspeakDataDir } from '../../src/engines/capabilities.js';
 import { scanModelPacks } from '../../src/models/detect.js';
 import type { ModelPack } from '../../src/engines/model-pack.js';
 import { testLoadPack, verdictCacheDir, verifyPackVerdicts, verifyPacks } from '../../src/models/verify.js';

@@ -14,7 +14,7 @@ import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from
 import { splitWithOverlap } from '../../src/transcription/speech-segments.js';
 import { assembleWords, type TimedWord } from '../../src/transcription/words.js';
 import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
-import { corpusEntries, embeddingPack, loadCorpusAudio, segmentationPack, sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
+import { corpusEntries, embeddingEngine, loadCorpusAudio, segmentationEngine, sileroEngine, streamingEnglishEngine } from '../engines/stt-fixtures.js';
 import { labelledEnglishEntries, normaliseWords, rawTranscript } from '../helpers/transcript-accuracy.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
@@ -51,11 +51,11 @@ describe('transcription fidelity on the labelled corpus', { skip: NEEDS }, () =>
   let engines: (recognizer: Recognizer) => TranscriptionEngines;
   before(() => {
     pool = createWorkerPool({ workers: 2 });
-    streaming = createOnlineRecognizer(pool, streamingEnglishPack());
+    streaming = createOnlineRecognizer(pool, streamingEnglishEngine());
     segmented = { ...streaming, streaming: false };
-    const vad = createSherpaVad(pool, sileroPack());
+    const vad = createSherpaVad(pool, sileroEngine());
     // The fixture diarizer (not pretrained) with a tight threshold splits recordings into several speakers.
-    const diarizer = createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.1 });
+    const diarizer = createDiarizer(pool, segmentationEngine(), embeddingEngine(), { threshold: 0.1 });
     engines = (recognizer) => ({ vad, recognizers: [recognizer], diarizer });
   });
   after(() => pool.close());
