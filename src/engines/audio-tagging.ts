@@ -7,8 +7,8 @@ import { modelKey } from './sherpa-pack-files.js';
 import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
 import type { AudioTagger } from './types.js';
 
-export function createAudioTagger(runner: TaskRunner<PoolTask>, pack: EnginePack<'audio-tagging'>): AudioTagger {
-  requireCapability(pack, 'audio-tagging', 'an audio tagging model');
+export function createAudioTagger(runner: TaskRunner<PoolTask>, pack: EnginePack<'tagging'>): AudioTagger {
+  requireCapability(pack, 'tagging', 'an audio tagging model');
   const { config } = pack;
   const key = modelKey([pack], 'tagging', config);
   return {

@@ -30,9 +30,9 @@ export const CAPABILITIES = [
   'vad',
   'offline-asr',
   'online-asr',
-  'speaker-segmentation',
-  'speaker-embedding',
-  'audio-tagging',
+  'segmentation',
+  'embedding',
+  'tagging',
   'offline-punctuation',
   'online-punctuation',
 ] as const;
@@ -47,9 +47,9 @@ export interface EngineConfigs {
   'offline-asr': SherpaOfflineRecognizerConfig;
   'online-asr': SherpaOnlineRecognizerConfig;
   /** Loaded together with a speaker-embedding model (diarizationConfig). */
-  'speaker-segmentation': SherpaDiarizationConfig['segmentation'];
-  'speaker-embedding': SherpaSpeakerEmbeddingConfig;
-  'audio-tagging': SherpaAudioTaggingConfig;
+  'segmentation': SherpaDiarizationConfig['segmentation'];
+  'embedding': SherpaSpeakerEmbeddingConfig;
+  'tagging': SherpaAudioTaggingConfig;
   'offline-punctuation': SherpaOfflinePunctuationConfig;
   'online-punctuation': SherpaOnlinePunctuationConfig;
 }
@@ -103,9 +103,9 @@ export interface EngineTraits {
     /** It can boost a request's keywords (a second model reading a hotwords file). */
     hotwords: boolean;
   };
-  'speaker-segmentation': NoTraits;
-  'speaker-embedding': NoTraits;
-  'audio-tagging': NoTraits;
+  'segmentation': NoTraits;
+  'embedding': NoTraits;
+  'tagging': NoTraits;
   'offline-punctuation': NoTraits;
   'online-punctuation': NoTraits;
 }
@@ -159,8 +159,8 @@ export interface DiarizationOptions {
 
 /** Diarization loads a segmentation model and an embedding model as one: their configs joined. */
 export function diarizationConfig(
-  segmentation: EngineConfigs['speaker-segmentation'],
-  embedding: EngineConfigs['speaker-embedding'],
+  segmentation: EngineConfigs['segmentation'],
+  embedding: EngineConfigs['embedding'],
   options: DiarizationOptions = {},
 ): SherpaDiarizationConfig {
   return {

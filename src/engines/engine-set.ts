@@ -178,16 +178,16 @@ const LOADERS: { [C in Capability]: (packs: EnginePack<C>[], context: LoadContex
       if (recognizer) set.recognizers.push(recognizer);
     }
   },
-  async 'speaker-segmentation'([segmentation], { set, use, options, packs }) {
-    const [embedding] = packs['speaker-embedding'];
+  async 'segmentation'([segmentation], { set, use, options, packs }) {
+    const [embedding] = packs['embedding'];
     if (!segmentation || !embedding) return;
     set.diarizer = await use([segmentation, embedding], () =>
       createDiarizer(options.runners.transcription, segmentation, embedding, { threshold: options.diarizationThreshold }),
     );
   },
   // Loaded with a segmentation pack, as a diarizer.
-  async 'speaker-embedding'() {},
-  async 'audio-tagging'([tagging], { set, use, options }) {
+  async 'embedding'() {},
+  async 'tagging'([tagging], { set, use, options }) {
     if (tagging) set.audioTagging = await use([tagging], () => createAudioTagger(options.runners.transcription, tagging));
   },
   // Verified, not served yet.

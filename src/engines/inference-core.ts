@@ -107,7 +107,8 @@ export class InferenceCore implements TaskRunner {
     if (!entry) {
       const model = (async () => {
         const m = config.modelConfig;
-        requireFiles([m.tokens, ...[m.transducer, m.paraformer, m.nemoCtc, m.zipformerCtc, m.whisper, m.senseVoice, m.moonshine].flatMap(modelFiles)]);
+        // Every model part of the config (one per architecture sherpa knows), whichever it is.
+        requireFiles([m.tokens, ...Object.values(m).flatMap((part) => (part && typeof part === 'object' ? modelFiles(part) : []))]);
         try {
           return await loadSherpaOnnx().OfflineRecognizer.createAsync(config);
         } catch (error) {
@@ -190,8 +191,7 @@ export class InferenceCore implements TaskRunner {
 /** The config each loaded offline recogniser was last given. */
 const lastConfig = new WeakMap<SherpaOfflineRecognizer, string>();
 
-function modelFiles(part: object | undefined): string[] {
-  if (!part) return [];
+function modelFiles(part: object): string[] {
   return Object.entries(part).flatMap(([name, value]) => (typeof value === 'string' && /model|coder|joiner|preprocessor/i.test(name) ? [value] : []));
 }
 

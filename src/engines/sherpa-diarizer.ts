@@ -1,6 +1,6 @@
 /**
- * Speaker diarization with sherpa-onnx's OfflineSpeakerDiarization: a speaker-segmentation pack
- * finds local speakers per window, a speaker-embedding pack embeds
+ * Speaker diarization with sherpa-onnx's OfflineSpeakerDiarization: a segmentation pack
+ * finds local speakers per window, an embedding pack embeds
  * them and fast clustering joins the embeddings into speakers. Synchronous in sherpa, so it runs
  * on a worker thread of the task runner.
  *
@@ -21,12 +21,12 @@ const SAMPLE_RATE = 16_000;
 
 export function createDiarizer(
   pool: TaskRunner<PoolTask>,
-  segmentationPack: EnginePack<'speaker-segmentation'>,
-  embeddingPack: EnginePack<'speaker-embedding'>,
+  segmentationPack: EnginePack<'segmentation'>,
+  embeddingPack: EnginePack<'embedding'>,
   options: DiarizerOptions = {},
 ): Diarizer {
-  requireCapability(segmentationPack, 'speaker-segmentation', 'a speaker segmentation model');
-  requireCapability(embeddingPack, 'speaker-embedding', 'a speaker embedding model');
+  requireCapability(segmentationPack, 'segmentation', 'a speaker segmentation model');
+  requireCapability(embeddingPack, 'embedding', 'a speaker embedding model');
   const config = diarizationConfig(segmentationPack.config, embeddingPack.config, options);
   // Clustering is set per task, so it stays out of the key: one loaded model serves every setting.
   const { clustering, ...modelConfig } = config;

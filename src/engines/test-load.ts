@@ -20,8 +20,8 @@ export type TestLoadJob = {
     config: EngineConfigs[C];
     /** The pack's languages (a TTS pack says an English word when it speaks English). */
     languages: string[];
-    /** For a speaker-segmentation pack: the speaker-embedding config it is loaded with. */
-    partner?: EngineConfigs['speaker-embedding'];
+    /** For a segmentation pack: the embedding config it is loaded with. */
+    partner?: EngineConfigs['embedding'];
   };
 }[Capability];
 
@@ -90,20 +90,20 @@ const TEST_LOADS: { [C in Capability]: (job: JobOf<C>) => Promise<Info> } = {
     while (recognizer.isReady(stream)) recognizer.decode(stream);
     return { text: recognizer.getResult(stream).text };
   },
-  async 'speaker-segmentation'({ config, partner }) {
-    if (!partner) throw new Error('a segmentation pack is test-loaded with a speaker-embedding pack, and none was given');
+  async 'segmentation'({ config, partner }) {
+    if (!partner) throw new Error('a segmentation pack is test-loaded with an embedding pack, and none was given');
     const diarizer = new (loadSherpaOnnx().OfflineSpeakerDiarization)(diarizationConfig(config, partner));
     const turns = diarizer.process(testAudio(2));
     return { sampleRate: diarizer.sampleRate, turns: Array.isArray(turns) ? turns.length : 0 };
   },
-  async 'speaker-embedding'({ config }) {
+  async 'embedding'({ config }) {
     const extractor = new (loadSherpaOnnx().SpeakerEmbeddingExtractor)(config);
     const stream = extractor.createStream();
     stream.acceptWaveform({ samples: testAudio(2), sampleRate: SAMPLE_RATE });
     stream.inputFinished();
     return { dim: extractor.dim, embedding: extractor.compute(stream).length };
   },
-  async 'audio-tagging'({ config }) {
+  async 'tagging'({ config }) {
     const tagger = new (loadSherpaOnnx().AudioTagging)({ ...config, topK: 3 });
     const stream = tagger.createStream();
     stream.acceptWaveform({ samples: testAudio(), sampleRate: SAMPLE_RATE });

@@ -91,9 +91,9 @@ function usesSharedEspeak(pack: ModelPack): boolean {
   return kindOf(pack.kind).usesSharedEspeak?.(pack) ?? false;
 }
 
-/** A speaker-segmentation pack is only loaded together with a speaker-embedding pack. */
-const needsPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'speaker-segmentation';
-const isPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'speaker-embedding';
+/** A segmentation pack is only loaded together with an embedding pack. */
+const needsPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'segmentation';
+const isPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'embedding';
 
 /**
  * What the test-load child loads: the engine config the pack's family builds, through the same
@@ -107,7 +107,7 @@ export function testLoadJob(pack: ModelPack, opts: { espeakDataDir: string; part
     capability: engine.capability,
     config: engine.config,
     languages: engine.languages,
-    ...(partner?.capability === 'speaker-embedding' ? { partner: partner.config as EngineConfigs['speaker-embedding'] } : {}),
+    ...(partner?.capability === 'embedding' ? { partner: partner.config as EngineConfigs['embedding'] } : {}),
   } as TestLoadJob;
 }
 
@@ -351,7 +351,7 @@ export async function verifyPackVerdicts(packs: ModelPack[], opts: VerifyOptions
     }
     if (needsPartner(pack) && !partner) {
       // Only loadable together with an embedding model; the server pairs it with a usable one.
-      return { id: pack.id, usable: true, info: { note: 'not test-loaded: no usable speaker-embedding pack to pair it with' }, checkedAt: now(), fromCache: false };
+      return { id: pack.id, usable: true, info: { note: 'not test-loaded: no usable embedding pack to pair it with' }, checkedAt: now(), fromCache: false };
     }
     const result = await limit(() =>
       testLoadPack(pack, { espeakDataDir: opts.espeakDataDir, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(partner ? { partner } : {}) }),

@@ -20,10 +20,10 @@ describe('audio tagging engine', () => {
   it('refuses a pack with missing files before any process or sherpa sees it', () => {
     const runner = { submit: () => Promise.reject(new Error('not reached')) };
     assert.throws(
-      () => createAudioTagger(runner, enginePackAs('audio-tagging', pack({ model: '/nonexistent/model.onnx', labels: '/nonexistent/class_labels_indices.csv' }))),
+      () => createAudioTagger(runner, enginePackAs('tagging', pack({ model: '/nonexistent/model.onnx', labels: '/nonexistent/class_labels_indices.csv' }))),
       (error: unknown) => error instanceof ModelPackError && /does not exist/.test(error.message),
     );
-    assert.throws(() => createAudioTagger(runner, enginePackAs('audio-tagging', pack({ model: '/nonexistent/model.onnx' }))), ModelPackError);
+    assert.throws(() => createAudioTagger(runner, enginePackAs('tagging', pack({ model: '/nonexistent/model.onnx' }))), ModelPackError);
   });
 
   it('answers a tagging task whose files vanished with ModelPackError from the worker thread, not a crash', async () => {

@@ -59,8 +59,8 @@ export const embeddingPack = (): ModelPack =>
 export const sileroEngine = (): EnginePack<'vad'> => enginePackAs('vad', sileroPack());
 export const streamingEnglishEngine = (overrides: Partial<ModelPack> = {}): EnginePack<'online-asr'> =>
   enginePackAs('online-asr', { ...streamingEnglishPack(), ...overrides });
-export const segmentationEngine = (): EnginePack<'speaker-segmentation'> => enginePackAs('speaker-segmentation', segmentationPack());
-export const embeddingEngine = (): EnginePack<'speaker-embedding'> => enginePackAs('speaker-embedding', embeddingPack());
+export const segmentationEngine = (): EnginePack<'segmentation'> => enginePackAs('segmentation', segmentationPack());
+export const embeddingEngine = (): EnginePack<'embedding'> => enginePackAs('embedding', embeddingPack());
 
 export interface CorpusEntry {
   file: string;

@@ -10,7 +10,7 @@ export const audioTagging = defineFamily({
   name: 'audio tagging',
   kinds: {
     'audio-tagging': {
-      capability: 'audio-tagging',
+      capability: 'tagging',
       engineConfig(pack, options) {
         const { model, labels } = requirePackFiles(pack, ['model', 'labels']);
         if (!/\.csv$/i.test(labels)) throw new ModelPackError(`model pack ${pack.id}: labels file ${labels} is not a class_labels_indices.csv`);

@@ -7,7 +7,7 @@
 import { defineFamily, requirePackFiles } from './family.js';
 
 export const punctuation = defineFamily({
-  id: 'punctuation',
+  id: 'sherpa-punctuation',
   name: 'punctuation',
   kinds: {
     'punctuation-ct-transformer': {

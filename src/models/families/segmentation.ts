@@ -6,7 +6,7 @@ export const segmentation = defineFamily({
   name: 'speaker segmentation',
   kinds: {
     'diarization-segmentation': {
-      capability: 'speaker-segmentation',
+      capability: 'segmentation',
       requiredMetadata: ['sample_rate', 'window_size', 'num_speakers', 'powerset_max_classes', 'num_classes'],
       engineConfig: (pack) => ({ pyannote: { model: requirePackFiles(pack, ['model']).model }, numThreads: 1, provider: 'cpu', debug: 0 }),
       traits: () => ({}),

@@ -6,7 +6,7 @@ export const speakerEmbedding = defineFamily({
   name: 'speaker embedding',
   kinds: {
     'speaker-embedding': {
-      capability: 'speaker-embedding',
+      capability: 'embedding',
       requiredMetadata: ['sample_rate', 'output_dim'],
       engineConfig: (pack) => ({ model: requirePackFiles(pack, ['model']).model, numThreads: 1, provider: 'cpu', debug: 0 }),
       traits: () => ({}),
