@@ -30,7 +30,7 @@ import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
 import { InferenceCore } from '../src/engines/inference-core.js';
 import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
-import type { ModelPack } from '../src/engines/model-pack.js';
+import type { ModelPack } from '../src/models/model-pack.js';
 import { enginePackAs } from '../src/models/families/index.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { prepareText } from '../src/synthesis/text/prepare.js';

@@ -14,7 +14,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PackFolder, readMetadata, type Detection } from './families/family.js';
 import { familyOf, isPackKind, modelFamilies, packKinds, type PackKind } from './families/index.js';
-import type { ModelPack, PackVoice } from '../engines/model-pack.js';
+import type { ModelPack, PackVoice } from './model-pack.js';
 
 export interface ScanProblem {
   id: string;

@@ -6,7 +6,7 @@
  */
 import type { AnyEnginePack, EngineBuildOptions } from '../engines/capabilities.js';
 import { loadEngineSet, type EngineSet, type EngineSetOptions } from '../engines/engine-set.js';
-import type { ModelPack } from '../engines/model-pack.js';
+import type { ModelPack } from './model-pack.js';
 import { scanModelPacks } from './detect.js';
 import { enginePackOf } from './families/index.js';
 import { verifyPacks } from './verify.js';

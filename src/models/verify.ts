@@ -23,7 +23,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
 import type { EngineConfigs } from '../engines/capabilities.js';
-import type { ModelPack } from '../engines/model-pack.js';
+import type { ModelPack } from './model-pack.js';
 import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
 import { childArgs } from '../engines/spawn.js';
 import { ERROR_MARK, OK_MARK, testLoadEntry, type TestLoadJob } from '../engines/test-load.js';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import ts from 'typescript';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import type { AnyKindDefinition, ModelFamily } from '../../src/models/families/family.js';
 import { enginePackOf, MODEL_FAMILIES, modelFamilies, registerModelFamily } from '../../src/models/families/index.js';
 import { testLoadJob } from '../../src/models/verify.js';

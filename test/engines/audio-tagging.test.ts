@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { createAudioTagger } from '../../src/engines/audio-tagging.js';
 import { WorkerPool } from '../../src/engines/worker-pool.js';
 import { ModelPackError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackAs } from '../../src/models/families/index.js';
 
 const pack = (files: Record<string, string>): ModelPack => ({

@@ -10,7 +10,7 @@ import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recogniz
 import { createWorkerPool } from '../../src/engines/worker-pool.js';
 import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
 import { loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from './stt-fixtures.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackAs } from '../../src/models/families/index.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH] });

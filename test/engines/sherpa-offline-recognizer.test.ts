@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ModelPackError } from '../../src/errors.js';
 import { createOfflineRecognizer, emotionFromTag, languageFromTag, segmentFromOfflineResult } from '../../src/engines/sherpa-offline-recognizer.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackAs, enginePackOf, type PackKind } from '../../src/models/families/index.js';
 
 /** The config the pack's family builds, for a request in `language` when one is given. */

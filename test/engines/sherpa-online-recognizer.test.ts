@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
 import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../src/errors.js';
 import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackAs } from '../../src/models/families/index.js';
 import type { Recognizer, RecognizerStream } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';

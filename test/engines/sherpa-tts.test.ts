@@ -7,7 +7,7 @@ import { buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from 
 import { enginePackAs, enginePackOf } from '../../src/models/families/index.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { fixtureModelsDir } from '../helpers/models.js';
 
 const modelsDir = fixtureModelsDir;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseWav } from '../../src/audio/wav.js';
 import type { PcmAudio } from '../../src/audio/pcm.js';
 import type { EnginePack } from '../../src/engines/capabilities.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackAs, type PackKind } from '../../src/models/families/index.js';
 import { corpusDir, corpusFile, REAL_TEST_MODELS, sharedModel } from '../helpers/models.js';
 

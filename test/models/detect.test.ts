@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { languageCode, scanModelPacks } from '../../src/models/detect.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { enginePackOf } from '../../src/models/families/index.js';
 
 /** The engine config a punctuation pack's family builds. */

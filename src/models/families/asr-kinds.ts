@@ -4,7 +4,7 @@
  * BPE vocabulary can spell them.
  */
 import type { EngineBuildOptions, EngineTraits } from '../../engines/capabilities.js';
-import type { ModelPack } from '../../engines/model-pack.js';
+import type { ModelPack } from '../model-pack.js';
 import { bpeVocabOf } from '../../engines/sherpa-hotwords.js';
 import type { SherpaOfflineRecognizerConfig } from '../../engines/sherpa-onnx.js';
 import { requirePackFiles, type KindDefinition } from './family.js';

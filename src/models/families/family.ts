@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Capability, EngineBuildOptions, EngineConfigs, EngineTraits } from '../../engines/capabilities.js';
-import type { ModelPack } from '../../engines/model-pack.js';
+import type { ModelPack } from '../model-pack.js';
 import { ModelPackError } from '../../errors.js';
 import { readOnnxMetadataSync } from '../onnx-metadata.js';
 

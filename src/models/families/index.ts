@@ -5,7 +5,7 @@
  * (PackKind) are the kinds the listed families declare.
  */
 import { debianEspeakDataDir, type AnyEnginePack, type Capability, type EngineBuildOptions, type EnginePack } from '../../engines/capabilities.js';
-import type { ModelPack } from '../../engines/model-pack.js';
+import type { ModelPack } from '../model-pack.js';
 import { ModelPackError } from '../../errors.js';
 import { audioTagging } from './audio-tagging.js';
 import type { AnyKindDefinition, KindDefinition, ModelFamily } from './family.js';

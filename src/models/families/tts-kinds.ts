@@ -3,7 +3,7 @@
  * phonemiser data choice, and the traits of voiced and zero-shot packs.
  */
 import type { EngineBuildOptions, EngineTraits } from '../../engines/capabilities.js';
-import type { ModelPack } from '../../engines/model-pack.js';
+import type { ModelPack } from '../model-pack.js';
 import type { SherpaOfflineTtsConfig } from '../../engines/sherpa-onnx.js';
 import { EngineError } from '../../errors.js';
 import type { KindDefinition } from './family.js';

@@ -1,6 +1,6 @@
 /** icefall zipformer (and other k2) models: streaming and offline transducers, and CTC. */
 import type { KindDefinition } from './family.js';
-import type { ModelPack } from '../../engines/model-pack.js';
+import type { ModelPack } from '../model-pack.js';
 import { bpeVocabOf } from '../../engines/sherpa-hotwords.js';
 import type { SherpaOnlineRecognizerConfig } from '../../engines/sherpa-onnx.js';
 import { ASR_SAMPLE_RATE, offlineAsrKind, offlineTransducerKind, transducerHotwords } from './asr-kinds.js';

@@ -3,7 +3,7 @@
  * release archive (as it unpacks), or described by a small pack.json. Its family turns a verified
  * pack into what the engines take (an EnginePack); engines never look at packs or folders.
  */
-import type { PackVoice } from './capabilities.js';
+import type { PackVoice } from '../engines/capabilities.js';
 
 export type { PackVoice };
 
