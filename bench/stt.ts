@@ -27,8 +27,8 @@
  */
 import { resample } from '../src/audio/resample.js';
 import type { PcmAudio } from '../src/audio/pcm.js';
-import { loadEngineSet } from '../src/engines/engine-set.js';
-import { InferenceCore } from '../src/engines/inference-core.js';
+import { loadEngineSet } from '../src/engines/server/engine-set.js';
+import { InferenceCore } from '../src/engines/inference/inference-core.js';
 import type { Recognizer } from '../src/engines/types.js';
 import { scanModelPacks } from '../src/models/detect.js';
 import { capabilityOf, enginePackOf } from '../src/models/families/index.js';

@@ -8,9 +8,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
-import { InferenceCore } from '../src/engines/inference-core.js';
-import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
+import { createEspeakNgEngine } from '../src/engines/server/espeak-ng-tts.js';
+import { InferenceCore } from '../src/engines/inference/inference-core.js';
+import { createSherpaTtsEngine } from '../src/engines/server/sherpa-tts.js';
 import { enginePackAs } from '../src/models/families/index.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
 

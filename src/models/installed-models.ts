@@ -5,7 +5,7 @@
  * or changed ones are loaded, and a replaced engine is closed when the last request using it ends.
  */
 import type { AnyEnginePack, EngineBuildOptions } from '../engines/capabilities.js';
-import { loadEngineSet, type EngineSet, type EngineSetOptions } from '../engines/engine-set.js';
+import { loadEngineSet, type EngineSet, type EngineSetOptions } from '../engines/server/engine-set.js';
 import type { ModelPack } from './model-pack.js';
 import { scanModelPacks } from './detect.js';
 import { enginePackOf } from './families/index.js';

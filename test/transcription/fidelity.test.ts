@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { RecognizedSegment, Recognizer } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from '../../src/transcription/pipeline.js';
 import { splitWithOverlap } from '../../src/transcription/speech-segments.js';
 import { assembleWords, type TimedWord } from '../../src/transcription/words.js';
-import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
+import { createDiarizer } from '../../src/engines/server/sherpa-diarizer.js';
 import { corpusEntries, embeddingEngine, loadCorpusAudio, segmentationEngine, sileroEngine, streamingEnglishEngine } from '../engines/stt-fixtures.js';
 import { labelledEnglishEntries, normaliseWords, rawTranscript } from '../helpers/transcript-accuracy.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';

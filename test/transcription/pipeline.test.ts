@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, InvalidRequestError } from '../../src/errors.js';
-import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createDiarizer } from '../../src/engines/server/sherpa-diarizer.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { Diarizer, Recognizer } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from '../../src/transcription/pipeline.js';
 import { corpusEntries, embeddingEngine, englishEntries, loadCorpusAudio, segmentationEngine, sileroEngine, streamingEnglishEngine, streamingEnglishPack } from '../engines/stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { AudioTooLongError, OverloadedError, UnsupportedAudioError } from '../../src/errors.js';
 import { createSpeakerAnalysis } from '../../src/voice-analysis/speaker-analysis.js';
 import { createTranscriber, type HeldEngines } from '../../src/transcription/transcribe.js';

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { requireFiles } from '../../src/engines/inference-core.js';
-import type { InferenceProcess, InferenceProcessOptions } from '../../src/engines/inference-process.js';
-import { testInferenceProcess } from '../helpers/inference.js';
-import type { VadTask } from '../../src/engines/sherpa-tasks.js';
-import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../src/errors.js';
-import { sileroEngine } from './stt-fixtures.js';
-import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+import { requireFiles } from '../../../src/engines/inference/inference-core.js';
+import type { InferenceProcess, InferenceProcessOptions } from '../../../src/engines/server/inference-process.js';
+import { testInferenceProcess } from '../../helpers/inference.js';
+import type { VadTask } from '../../../src/engines/sherpa-tasks.js';
+import { AbortedError, InferenceUnavailableError, ModelPackError } from '../../../src/errors.js';
+import { sileroEngine } from '../stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD] });
 

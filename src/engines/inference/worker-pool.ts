@@ -19,9 +19,9 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../errors.js';
-import { isStreamTask, NO_RECOGNITION, type OnlineStreamTask, type PoolTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner, type WorkerReply, type WorkerRequest } from './sherpa-tasks.js';
-import { startWorkerThread } from './spawn.js';
+import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../../errors.js';
+import { isStreamTask, NO_RECOGNITION, type OnlineStreamTask, type PoolTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner, type WorkerReply, type WorkerRequest } from '../sherpa-tasks.js';
+import { startWorkerThread } from '../spawn.js';
 
 export interface WorkerPoolOptions {
   /** Worker threads; default min(2, cores). */

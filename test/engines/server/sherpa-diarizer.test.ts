@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AbortedError, ModelPackError } from '../../src/errors.js';
-import { diarizationConfig } from '../../src/engines/capabilities.js';
-import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { embeddingEngine, embeddingPack, loadCorpusAudio, rttmTurns, segmentationEngine, segmentationPack } from './stt-fixtures.js';
-import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+import { AbortedError, ModelPackError } from '../../../src/errors.js';
+import { diarizationConfig } from '../../../src/engines/capabilities.js';
+import { createDiarizer } from '../../../src/engines/server/sherpa-diarizer.js';
+import { createWorkerPool, type WorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { embeddingEngine, embeddingPack, loadCorpusAudio, rttmTurns, segmentationEngine, segmentationPack } from '../stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 
 const NEEDS = needs({ corpus: true });
 

@@ -18,10 +18,10 @@
  * Nothing is retried here: a synchronous request fails, and the job runner decides for jobs.
  */
 import type { ChildProcess } from 'node:child_process';
-import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../errors.js';
-import type { HostReply, HostRequest, HostSettings } from './inference-protocol.js';
-import { isStreamTask, NO_RECOGNITION, taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from './sherpa-tasks.js';
-import { forkChild } from './spawn.js';
+import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../errors.js';
+import type { HostReply, HostRequest, HostSettings } from '../inference-protocol.js';
+import { isStreamTask, NO_RECOGNITION, taskAudioSeconds, type InferenceTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner } from '../sherpa-tasks.js';
+import { forkChild } from '../spawn.js';
 
 export interface InferenceDeadlines {
   /** Every task gets this much, ms. */
@@ -255,7 +255,7 @@ export class InferenceProcess implements TaskRunner {
       streamIdleMs: this.options.streamIdleMs,
       preload: this.options.hostPreload,
     };
-    const child = forkChild(new URL('./inference-host.js', import.meta.url), [JSON.stringify(settings)], {
+    const child = forkChild(new URL('../inference/inference-host.js', import.meta.url), [JSON.stringify(settings)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // onnxruntime's warnings would otherwise fill the server's log on every model load.
       env: { ...process.env, ORT_LOGGING_LEVEL: process.env.ORT_LOGGING_LEVEL ?? '3' },

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createAudioTagger } from '../../src/engines/audio-tagging.js';
-import { WorkerPool } from '../../src/engines/worker-pool.js';
-import { ModelPackError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/models/model-pack.js';
-import { enginePackAs } from '../../src/models/families/index.js';
+import { createAudioTagger } from '../../../src/engines/server/audio-tagging.js';
+import { WorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { ModelPackError } from '../../../src/errors.js';
+import type { ModelPack } from '../../../src/models/model-pack.js';
+import { enginePackAs } from '../../../src/models/families/index.js';
 
 const pack = (files: Record<string, string>): ModelPack => ({
   id: 'sherpa-onnx-ced-tiny-audio-tagging-2024-04-19',

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { InferenceCore } from '../../src/engines/inference-core.js';
-import { loadSherpaOnnx } from '../../src/engines/sherpa-onnx.js';
-import { buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from '../../src/engines/sherpa-tts.js';
-import { enginePackAs, enginePackOf } from '../../src/models/families/index.js';
-import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
-import { AbortedError, EngineError } from '../../src/errors.js';
-import type { ModelPack } from '../../src/models/model-pack.js';
-import { fixtureModelsDir } from '../helpers/models.js';
+import { InferenceCore } from '../../../src/engines/inference/inference-core.js';
+import { loadSherpaOnnx } from '../../../src/engines/sherpa-onnx.js';
+import { buildPackVoices, createSherpaTtsEngine, createZeroShotTtsEngine } from '../../../src/engines/server/sherpa-tts.js';
+import { enginePackAs, enginePackOf } from '../../../src/models/families/index.js';
+import type { SynthesisOptions, TtsEngine, Voice } from '../../../src/engines/types.js';
+import { AbortedError, EngineError } from '../../../src/errors.js';
+import type { ModelPack } from '../../../src/models/model-pack.js';
+import { fixtureModelsDir } from '../../helpers/models.js';
 
 const modelsDir = fixtureModelsDir;
 

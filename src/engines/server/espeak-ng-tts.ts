@@ -7,9 +7,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { AbortedError, EngineError } from '../errors.js';
+import { AbortedError, EngineError } from '../../errors.js';
 import type { EspeakWorkerData, SynthesizeMessage, WorkerReply } from './espeak-ng-worker.js';
-import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
+import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from '../types.js';
 
 /** eSpeak's native output rate. */
 export const espeakSampleRate = 22050;

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AbortedError, ModelPackError } from '../../src/errors.js';
-import type { EnginePack } from '../../src/engines/capabilities.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
-import { enginePackAs, enginePackOf } from '../../src/models/families/index.js';
-import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
-import type { TimeSpan } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { corpusEntries, loadCorpusAudio, rttmTurns, sileroEngine, sileroPack } from './stt-fixtures.js';
-import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+import { AbortedError, ModelPackError } from '../../../src/errors.js';
+import type { EnginePack } from '../../../src/engines/capabilities.js';
+import { createSherpaVad } from '../../../src/engines/server/sherpa-vad.js';
+import { enginePackAs, enginePackOf } from '../../../src/models/families/index.js';
+import type { StreamingVoiceActivityDetector } from '../../../src/engines/types.js';
+import type { TimeSpan } from '../../../src/engines/types.js';
+import { createWorkerPool, type WorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { corpusEntries, loadCorpusAudio, rttmTurns, sileroEngine, sileroPack } from '../stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 

@@ -8,14 +8,14 @@
  * engine with hold() (synthesis, through TtsEngine.hold).
  */
 import { createAudioTagger } from './audio-tagging.js';
-import { CAPABILITIES, type AnyEnginePack, type Capability, type EnginePack } from './capabilities.js';
+import { CAPABILITIES, type AnyEnginePack, type Capability, type EnginePack } from '../capabilities.js';
 import { createDiarizer } from './sherpa-diarizer.js';
 import { createOfflineRecognizer } from './sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from './sherpa-online-recognizer.js';
-import type { TaskRunner } from './sherpa-tasks.js';
+import type { TaskRunner } from '../sherpa-tasks.js';
 import { createSherpaTtsEngine, createZeroShotTtsEngine, type ZeroShotTts } from './sherpa-tts.js';
 import { createSherpaVad } from './sherpa-vad.js';
-import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from './types.js';
+import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from '../types.js';
 
 export interface EngineSetOptions {
   /** Where each capability's models run (supervised inference processes in the server). */

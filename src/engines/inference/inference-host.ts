@@ -8,9 +8,9 @@
  * messages, so cancellations reach running tasks at once.
  */
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AbortedError, ModelPackError, OverloadedError } from '../errors.js';
+import { AbortedError, ModelPackError, OverloadedError } from '../../errors.js';
 import { InferenceCore } from './inference-core.js';
-import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } from './inference-protocol.js';
+import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } from '../inference-protocol.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Partial<HostSettings>;
 const core = new InferenceCore({ workers: settings.threads, queueSize: settings.queueSize, maxStreams: settings.maxStreams, streamIdleMs: settings.streamIdleMs });

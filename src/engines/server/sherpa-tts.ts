@@ -9,12 +9,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AbortedError, EngineError, ParleyError } from '../errors.js';
-import type { EnginePack, PackVoice } from './capabilities.js';
-import type { SherpaOfflineTtsConfig } from './sherpa-onnx.js';
+import { AbortedError, EngineError, ParleyError } from '../../errors.js';
+import type { EnginePack, PackVoice } from '../capabilities.js';
+import type { SherpaOfflineTtsConfig } from '../sherpa-onnx.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { TaskRunner, TtsModelInfo, TtsReference, TtsTask } from './sherpa-tasks.js';
-import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from './types.js';
+import type { TaskRunner, TtsModelInfo, TtsReference, TtsTask } from '../sherpa-tasks.js';
+import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from '../types.js';
 
 /** The parts of sherpa-onnx-node's OfflineTtsConfig (lib/types.js) that Parley fills. */
 export type OfflineTtsConfig = SherpaOfflineTtsConfig;

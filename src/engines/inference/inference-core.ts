@@ -10,7 +10,7 @@
  * machine parallel runs of one model only split the same cores.
  */
 import { existsSync } from 'node:fs';
-import { AbortedError, EngineError, ModelPackError } from '../errors.js';
+import { AbortedError, EngineError, ModelPackError } from '../../errors.js';
 import {
   isPoolTask,
   type InferenceTask,
@@ -20,8 +20,8 @@ import {
   type TaskResults,
   type TaskRunner,
   type TtsTask,
-} from './sherpa-tasks.js';
-import { loadSherpaOnnx, type SherpaOfflineRecognizer, type SherpaOfflineRecognizerConfig, type SherpaOfflineTts, type SherpaOfflineTtsConfig } from './sherpa-onnx.js';
+} from '../sherpa-tasks.js';
+import { loadSherpaOnnx, type SherpaOfflineRecognizer, type SherpaOfflineRecognizerConfig, type SherpaOfflineTts, type SherpaOfflineTtsConfig } from '../sherpa-onnx.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
 
 interface Serialised<M> {

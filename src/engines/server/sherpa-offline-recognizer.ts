@@ -4,13 +4,13 @@
  * comes from the pack's family; what differs between families (token times, a window of their
  * own, hotwords, a language in the config) comes as the pack's traits.
  */
-import { EngineError, ModelPackError, ParleyError } from '../errors.js';
-import { requireCapability, type EnginePack } from './capabilities.js';
-import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from './sherpa-onnx.js';
+import { EngineError, ModelPackError, ParleyError } from '../../errors.js';
+import { requireCapability, type EnginePack } from '../capabilities.js';
+import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from '../sherpa-onnx.js';
 import { hotwordLines, tokensAreUpperCase } from './sherpa-hotwords.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { TaskRunner } from './sherpa-tasks.js';
-import type { RecognizedSegment, Recognizer } from './types.js';
+import type { TaskRunner } from '../sherpa-tasks.js';
+import type { RecognizedSegment, Recognizer } from '../types.js';
 
 export type { SherpaOfflineRecognizerConfig };
 

@@ -20,9 +20,9 @@ import type {
   VadTask,
   WorkerReply,
   WorkerRequest,
-} from './sherpa-tasks.js';
-import { NO_RECOGNITION } from './sherpa-tasks.js';
-import { loadSherpaOnnx, type SherpaOnlineRecognizer, type SherpaOnlineStream, type SherpaOnnx } from './sherpa-onnx.js';
+} from '../sherpa-tasks.js';
+import { NO_RECOGNITION } from '../sherpa-tasks.js';
+import { loadSherpaOnnx, type SherpaOnlineRecognizer, type SherpaOnlineStream, type SherpaOnnx } from '../sherpa-onnx.js';
 
 class TaskAborted extends Error {}
 class ModelLoadFailed extends Error {}

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { resample } from '../../src/audio/resample.js';
-import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../src/errors.js';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import type { ModelPack } from '../../src/models/model-pack.js';
-import { enginePackAs } from '../../src/models/families/index.js';
-import type { Recognizer, RecognizerStream } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
-import { englishEntries, loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from './stt-fixtures.js';
-import { testInferenceProcess } from '../helpers/inference.js';
-import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+import { resample } from '../../../src/audio/resample.js';
+import { AbortedError, EngineError, InferenceUnavailableError, ModelPackError, OverloadedError } from '../../../src/errors.js';
+import { createOnlineRecognizer } from '../../../src/engines/server/sherpa-online-recognizer.js';
+import type { ModelPack } from '../../../src/models/model-pack.js';
+import { enginePackAs } from '../../../src/models/families/index.js';
+import type { Recognizer, RecognizerStream } from '../../../src/engines/types.js';
+import { createWorkerPool, type WorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { englishEntries, loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from '../stt-fixtures.js';
+import { testInferenceProcess } from '../../helpers/inference.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 

@@ -5,11 +5,11 @@
  * sherpa's buffer never holds more than one segment (≤ maxSpeechDuration) whatever the audio
  * length, and spans stream back while the rest of the file is still being scanned.
  */
-import { AbortedError } from '../errors.js';
-import { requireCapability, type EnginePack } from './capabilities.js';
+import { AbortedError } from '../../errors.js';
+import { requireCapability, type EnginePack } from '../capabilities.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
-import type { StreamingVoiceActivityDetector, TimeSpan } from './types.js';
+import type { PoolTask, TaskRunner } from '../sherpa-tasks.js';
+import type { StreamingVoiceActivityDetector, TimeSpan } from '../types.js';
 
 const SAMPLE_RATE = 16_000;
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createEspeakNgEngine, espeakLanguages } from '../../src/engines/espeak-ng-tts.js';
-import type { SynthesisOptions, TtsEngine, Voice } from '../../src/engines/types.js';
-import { AbortedError, EngineError } from '../../src/errors.js';
+import { createEspeakNgEngine, espeakLanguages } from '../../../src/engines/server/espeak-ng-tts.js';
+import type { SynthesisOptions, TtsEngine, Voice } from '../../../src/engines/types.js';
+import { AbortedError, EngineError } from '../../../src/errors.js';
 
 /** One short sentence per language, in its own script, so eSpeak really reads that language. */
 const sentences: Record<string, string> = {

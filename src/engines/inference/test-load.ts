@@ -10,8 +10,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diarizationConfig, type Capability, type EngineConfigs } from './capabilities.js';
-import { loadSherpaOnnx } from './sherpa-onnx.js';
+import { diarizationConfig, type Capability, type EngineConfigs } from '../capabilities.js';
+import { loadSherpaOnnx } from '../sherpa-onnx.js';
 
 /** One test load: the config the server would load, and what the inference needs besides. */
 export type TestLoadJob = {

@@ -9,10 +9,10 @@
  * sherpa's examples): raise it to get fewer speakers, lower it to get more. `numClusters` fixes
  * the count instead when a caller does know it.
  */
-import { diarizationConfig, requireCapability, type DiarizationOptions, type EnginePack } from './capabilities.js';
+import { diarizationConfig, requireCapability, type DiarizationOptions, type EnginePack } from '../capabilities.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { PoolTask, TaskRunner } from './sherpa-tasks.js';
-import type { Diarizer, SpeakerTurn } from './types.js';
+import type { PoolTask, TaskRunner } from '../sherpa-tasks.js';
+import type { Diarizer, SpeakerTurn } from '../types.js';
 
 export type DiarizerOptions = DiarizationOptions;
 

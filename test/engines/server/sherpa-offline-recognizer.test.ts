@@ -9,10 +9,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ModelPackError } from '../../src/errors.js';
-import { createOfflineRecognizer, emotionFromTag, languageFromTag, segmentFromOfflineResult } from '../../src/engines/sherpa-offline-recognizer.js';
-import type { ModelPack } from '../../src/models/model-pack.js';
-import { enginePackAs, enginePackOf, type PackKind } from '../../src/models/families/index.js';
+import { ModelPackError } from '../../../src/errors.js';
+import { createOfflineRecognizer, emotionFromTag, languageFromTag, segmentFromOfflineResult } from '../../../src/engines/server/sherpa-offline-recognizer.js';
+import type { ModelPack } from '../../../src/models/model-pack.js';
+import { enginePackAs, enginePackOf, type PackKind } from '../../../src/models/families/index.js';
 
 /** The config the pack's family builds, for a request in `language` when one is given. */
 function buildOfflineRecognizerConfig(pack: ModelPack, options: { language?: string } = {}) {

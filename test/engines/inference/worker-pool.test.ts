@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../../src/errors.js';
-import type { VadTask } from '../../src/engines/sherpa-tasks.js';
-import { WorkerPool, createWorkerPool } from '../../src/engines/worker-pool.js';
-import { loadCorpusAudio, sileroEngine } from './stt-fixtures.js';
-import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
+import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../../../src/errors.js';
+import type { VadTask } from '../../../src/engines/sherpa-tasks.js';
+import { WorkerPool, createWorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { loadCorpusAudio, sileroEngine } from '../stt-fixtures.js';
+import { needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD], corpus: true });
 

@@ -16,12 +16,12 @@
  * one that no request holds is unloaded and its file removed.
  */
 import { randomUUID } from 'node:crypto';
-import { requireCapability, type EnginePack } from './capabilities.js';
+import { requireCapability, type EnginePack } from '../capabilities.js';
 import { dropHotwordsFile, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from './sherpa-hotwords.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { SherpaOnlineRecognizerConfig } from './sherpa-onnx.js';
-import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from './sherpa-tasks.js';
-import type { Hotword, RecognizedSegment, Recognizer, RecognizerStream } from './types.js';
+import type { SherpaOnlineRecognizerConfig } from '../sherpa-onnx.js';
+import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from '../sherpa-tasks.js';
+import type { Hotword, RecognizedSegment, Recognizer, RecognizerStream } from '../types.js';
 
 export interface OnlineRecognizerOptions {
   /**
