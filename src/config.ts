@@ -258,7 +258,7 @@ export interface Config {
     queueSize: number;
     queueTimeoutMs: number;
   };
-  /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
+  /** The supervised processes that run every sherpa-onnx model (src/engines/server/inference-process.ts). */
   inference: {
     /**
      * "shared": one process for every model. "by-capability": synthesis models in one process,

@@ -6,7 +6,7 @@
  *  2. the sha256 sums the pack declares (pack.json / the pull record) match;
  *  3. every .onnx file parses as an ONNX protobuf and the main model carries the metadata sherpa
  *     reads without a default for that kind (Piper/VITS: sample_rate, n_speakers, language...);
- *  4. a test load in a CHILD process (src/engines/test-load.ts): the config the family's builder
+ *  4. a test load in a CHILD process (src/engines/inference/test-load.ts): the config the family's builder
  *     makes here, the one the server's engines load (enginePackOf), goes to the child, which
  *     constructs the sherpa object from it and runs a tiny inference, then exits 0.
  *     A crash, signal, non-zero exit or timeout skips the pack with the reason.
