@@ -212,17 +212,16 @@ async function loadCapability<C extends Capability>(capability: C, context: Load
 export async function loadEngineSet(packs: AnyEnginePack[], options: EngineSetOptions, previous?: EngineSet): Promise<EngineSet> {
   const set = new EngineSet();
 
-  const use: Use = async (from, build, expose) => {
+  async function use<T extends Closeable>(from: EnginePack[], build: () => Promise<T> | T, expose?: (engine: T, entry: SharedEngine<T>) => T): Promise<T | undefined> {
     const identity = identityOf(from);
-    const old = previous?.find(identity) as SharedEngine<never> | undefined;
+    const old = previous?.find(identity) as SharedEngine<T> | undefined;
     if (old) {
       old.retain();
       set.kept.push(...from.map((p) => p.id));
       return set.add(old);
     }
     try {
-      const engine = await build();
-      const entry = new SharedEngine(engine, identity);
+      const entry = new SharedEngine(await build(), identity);
       if (expose) entry.exposed = expose(entry.engine, entry);
       set.loaded.push(...from.map((p) => p.id));
       return set.add(entry);
@@ -230,7 +229,7 @@ export async function loadEngineSet(packs: AnyEnginePack[], options: EngineSetOp
       set.failed.push({ pack: from[0]!.id, reason: (error as Error).message });
       return undefined;
     }
-  };
+  }
   const context: LoadContext = { set, use, options, packs: byCapability(packs) };
   for (const capability of CAPABILITIES) await loadCapability(capability, context);
   return set;
