@@ -26,7 +26,7 @@ import type { EngineConfigs } from '../engines/capabilities.js';
 import type { ModelPack } from './model-pack.js';
 import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
 import { childArgs } from '../engines/spawn.js';
-import { ERROR_MARK, OK_MARK, testLoadEntry, type TestLoadJob } from '../engines/inference/test-load.js';
+import { ERROR_MARK, OK_MARK, testLoadEntry, type TestLoadJob } from '../engines/test-load-protocol.js';
 import { capabilityOf, enginePackOf, kindOf } from './families/index.js';
 
 export interface VerifyOptions {

@@ -10,26 +10,9 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diarizationConfig, type Capability, type EngineConfigs } from '../capabilities.js';
+import { diarizationConfig, type Capability } from '../capabilities.js';
 import { loadSherpaOnnx } from '../sherpa-onnx.js';
-
-/** One test load: the config the server would load, and what the inference needs besides. */
-export type TestLoadJob = {
-  [C in Capability]: {
-    capability: C;
-    config: EngineConfigs[C];
-    /** The pack's languages (a TTS pack says an English word when it speaks English). */
-    languages: string[];
-    /** For a segmentation pack: the embedding config it is loaded with. */
-    partner?: EngineConfigs['embedding'];
-  };
-}[Capability];
-
-export const OK_MARK = 'PARLEY-TEST-LOAD-OK';
-export const ERROR_MARK = 'PARLEY-TEST-LOAD-ERROR';
-
-/** This module (its compiled name, as spawn.ts takes it), for the parent to start it. */
-export const testLoadEntry = new URL('./test-load.js', import.meta.url);
+import { ERROR_MARK, OK_MARK, type TestLoadJob } from '../test-load-protocol.js';
 
 const SAMPLE_RATE = 16_000;
 
