@@ -63,8 +63,8 @@ export interface PackVoice {
   accent?: string;
   languages?: string[];
   /**
-   * Not offered: a speaker the pack has but cannot serve (Kokoro's Spanish, French, Hindi,
-   * Italian, Japanese and Portuguese voices, whose languages its lexicons do not cover).
+   * Not offered: a speaker the pack has but cannot serve (one whose language the pack's
+   * lexicons do not cover).
    */
   omit?: boolean;
 }
@@ -134,7 +134,7 @@ export interface EngineBuildOptions {
   numThreads: number;
 }
 
-/** Where Debian's espeak-ng-data package puts the data Piper voices phonemise with. */
+/** Where Debian's espeak-ng-data package puts the data TTS packs without their own phonemise with. */
 export const debianEspeakDataDir = '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
 
 export function hasCapability<C extends Capability>(pack: AnyEnginePack, capability: C): pack is Extract<AnyEnginePack, EnginePack<C>> {

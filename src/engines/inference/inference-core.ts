@@ -6,7 +6,7 @@
  *
  * Each model is built the first time a task names its key and kept until unload(key). Tasks on
  * one TTS or offline model run one after another: the espeak-ng phonemiser inside sherpa is
- * process-global state, Whisper's language is part of the recogniser's config, and on a small
+ * process-global state, a recogniser's language may be part of its config, and on a small
  * machine parallel runs of one model only split the same cores.
  */
 import { existsSync } from 'node:fs';
@@ -87,7 +87,7 @@ export class InferenceCore implements TaskRunner {
     let entry = this.tts.get(key);
     if (!entry) {
       const model = (async () => {
-        // Every path of the model part (its numbers, e.g. ZipVoice's featScale, are not paths).
+        // Every path of the model part (its numbers, e.g. a flow-matching featScale, are not paths).
         requireFiles(Object.values(config.model).flatMap((m) => (m && typeof m === 'object' ? Object.values(m).filter((v): v is string => typeof v === 'string') : [])));
         try {
           return await loadSherpaOnnx().OfflineTts.createAsync(config);
@@ -172,7 +172,7 @@ export class InferenceCore implements TaskRunner {
     const wanted = JSON.stringify(task.config);
     return this.serialise(entry, async (recognizer) => {
       if (signal?.aborted) throw new AbortedError();
-      // Only Whisper's language changes between tasks on one key; setConfig is cheap.
+      // Only a language kept in the config changes between tasks on one key; setConfig is cheap.
       if (lastConfig.get(recognizer) !== wanted) {
         recognizer.setConfig(task.config);
         lastConfig.set(recognizer, wanted);
@@ -197,7 +197,7 @@ function modelFiles(part: object): string[] {
 
 /**
  * Checked before sherpa sees a path: it ends the whole process on a missing file instead of
- * throwing. A lexicon may be several files joined by commas (Kokoro), each checked.
+ * throwing. A lexicon may be several files joined by commas, each checked.
  */
 export function requireFiles(files: string[]): void {
   const missing = files.flatMap((f) => f.split(',')).map((f) => f.trim()).filter((f) => f && !existsSync(f));
