@@ -137,10 +137,6 @@ export interface EngineBuildOptions {
 /** Where Debian's espeak-ng-data package puts the data TTS packs without their own phonemise with. */
 export const debianEspeakDataDir = '/usr/lib/x86_64-linux-gnu/espeak-ng-data';
 
-export function hasCapability<C extends Capability>(pack: AnyEnginePack, capability: C): pack is Extract<AnyEnginePack, EnginePack<C>> {
-  return pack.capability === capability;
-}
-
 /** Fails with ModelPackError when a pack of another capability reaches an adapter. */
 export function requireCapability<C extends Capability>(pack: EnginePack, capability: C, what: string): asserts pack is EnginePack<C> {
   if (pack.capability !== capability) throw new ModelPackError(`model pack ${pack.id} is a ${pack.capability} pack, not ${what}`);

@@ -101,7 +101,7 @@ const TEST_LOADS: { [C in Capability]: (job: JobOf<C>) => Promise<Info> } = {
 };
 
 /** Loads the job's model and runs a tiny inference; resolves with what was learnt (speakers, rate...). */
-export function runTestLoad<C extends Capability>(job: JobOf<C>): Promise<Info> {
+function runTestLoad<C extends Capability>(job: JobOf<C>): Promise<Info> {
   return (TEST_LOADS[job.capability] as (job: JobOf<C>) => Promise<Info>)(job);
 }
 

@@ -14,8 +14,6 @@ import { modelKey } from './sherpa-pack-files.js';
 import type { PoolTask, TaskRunner } from '../sherpa-tasks.js';
 import type { Diarizer, SpeakerTurn } from '../types.js';
 
-export type DiarizerOptions = DiarizationOptions;
-
 /** Segmentation and embedding models for diarization take 16 kHz. */
 const SAMPLE_RATE = 16_000;
 
@@ -23,7 +21,7 @@ export function createDiarizer(
   pool: TaskRunner<PoolTask>,
   segmentationPack: EnginePack<'segmentation'>,
   embeddingPack: EnginePack<'embedding'>,
-  options: DiarizerOptions = {},
+  options: DiarizationOptions = {},
 ): Diarizer {
   requireCapability(segmentationPack, 'segmentation', 'a speaker segmentation model');
   requireCapability(embeddingPack, 'embedding', 'a speaker embedding model');

@@ -5,7 +5,7 @@ import { defineFamily, requirePackFiles } from './family.js';
 import { WHISPER_LANGUAGES } from './languages.js';
 
 /** Whisper's language token: ISO 639-1, "" to let the model detect it. */
-export function whisperLanguage(language: string | undefined): string {
+function whisperLanguage(language: string | undefined): string {
   return !language || language === 'multi' ? '' : language;
 }
 
