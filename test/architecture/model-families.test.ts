@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import ts from 'typescript';
 import type { ModelPack } from '../../src/models/model-pack.js';
 import type { AnyKindDefinition, ModelFamily } from '../../src/models/families/family.js';
-import { enginePackOf, MODEL_FAMILIES, modelFamilies, registerModelFamily } from '../../src/models/families/index.js';
+import { enginePackOf, MODEL_FAMILIES, modelFamilies, packKinds, registerModelFamily, type PackKind } from '../../src/models/families/index.js';
 import { testLoadJob } from '../../src/models/verify.js';
 import { repoRoot } from '../helpers/models.js';
 
@@ -107,6 +107,14 @@ describe('model families', () => {
       return offenders(others, [kindsOnly]);
     });
     assert.deepEqual(found, []);
+  });
+
+  it('PackKind is the kinds the listed families declare (checked by the compiler), each declared once', () => {
+    const declared: PackKind[] = ['tts-vits', 'asr-whisper', 'vad-silero'];
+    // @ts-expect-error a kind no family declares is not a PackKind
+    const undeclared: PackKind = 'tts-made-up';
+    assert.ok(declared.every((k) => packKinds().includes(k)) && !packKinds().includes(undeclared));
+    assert.equal(new Set(packKinds()).size, packKinds().length, 'no kind belongs to two families');
   });
 
   it('the checks see a family named in a string, a template and a regular expression, and not a capability or a comment', () => {

@@ -50,7 +50,7 @@ export interface ModelFamily<K extends string = string> {
   /** Every kind of pack the family recognises, with its definition. */
   kinds: { readonly [P in K]: AnyKindDefinition };
   /** The folder as this family, or undefined when it is not this family's. */
-  detect(folder: PackFolder): Detection<K> | undefined;
+  detect(folder: PackFolder): Detection<NoInfer<K>> | undefined;
   /** Languages of a pack.json pack that names none, from its main model's metadata. */
   languagesFromMetadata?(metadata: Record<string, string>): string[];
 }

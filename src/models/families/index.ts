@@ -51,7 +51,7 @@ export const MODEL_FAMILIES = [
   speakerEmbedding,
 ] as const;
 
-type KindsOf<F> = F extends ModelFamily<infer K> ? K : never;
+type KindsOf<F> = F extends { kinds: infer Kinds } ? keyof Kinds & string : never;
 
 /** Every kind of pack the listed families declare. */
 export type PackKind = KindsOf<(typeof MODEL_FAMILIES)[number]>;
