@@ -17,8 +17,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeAudio } from '../src/audio/decode.js';
-import { isZeroShotPackKind } from '../src/engines/sherpa-tts.js';
 import { scanModelPacks } from '../src/models/detect.js';
+import { capabilityOf } from '../src/models/families/index.js';
 import { measureVoiceProfile, semitonesBetween, type VoiceProfile } from '../src/synthesis/voice-profile.js';
 import { corpusDir, modelsDirWith, REAL_TEST_MODELS, sharedModelsDir } from '../test/helpers/models.js';
 import { startTestServer } from '../test/helpers/server.js';
@@ -157,7 +157,7 @@ function report(title: string, rows: Row[]): void {
 async function zeroShotPacks(): Promise<string[]> {
   const { packs } = await scanModelPacks(sharedModelsDir);
   const named = (process.env.PARLEY_BENCH_ZERO_SHOT ?? '').split(',').map((n) => n.trim()).filter(Boolean);
-  return [...new Set([...packs.filter((p) => isZeroShotPackKind(p.kind)).map((p) => p.id), ...named])];
+  return [...new Set([...packs.filter((p) => capabilityOf(p.kind) === 'zero-shot-tts').map((p) => p.id), ...named])];
 }
 
 report('built-in match (espeak-ng-matched)', await runEngine([REAL_TEST_MODELS.VAD]));

@@ -35,7 +35,7 @@ import { WebSocket } from 'ws';
 import { encodeInt16 } from '../src/audio/encode.js';
 import { parseWav } from '../src/audio/wav.js';
 import { loadConfig } from '../src/config.js';
-import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
+import { createEspeakNgEngine } from '../src/engines/server/espeak-ng-tts.js';
 import { prepareText } from '../src/synthesis/text/prepare.js';
 import { corpusFile } from '../test/helpers/models.js';
 import { inferenceProcess, startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';

@@ -27,10 +27,11 @@
  */
 import { resample } from '../src/audio/resample.js';
 import type { PcmAudio } from '../src/audio/pcm.js';
-import { loadEngineSet } from '../src/engines/engine-set.js';
-import { InferenceCore } from '../src/engines/inference-core.js';
+import { loadEngineSet } from '../src/engines/server/engine-set.js';
+import { InferenceCore } from '../src/engines/inference/inference-core.js';
 import type { Recognizer } from '../src/engines/types.js';
 import { scanModelPacks } from '../src/models/detect.js';
+import { capabilityOf, enginePackOf } from '../src/models/families/index.js';
 import { transcribeAudio, type TranscriptionEngines } from '../src/transcription/pipeline.js';
 import { loadCorpusAudio } from '../test/engines/stt-fixtures.js';
 import { sharedModelsDir } from '../test/helpers/models.js';
@@ -46,8 +47,8 @@ function median(values: number[]): number {
 const { packs } = await scanModelPacks(sharedModelsDir);
 const core = new InferenceCore({ workers: 2 });
 const set = await loadEngineSet(
-  packs.filter((p) => p.kind.startsWith('asr-') || p.kind === 'vad-silero'),
-  { runners: { synthesis: core, transcription: core }, espeakDataDir: '', numThreads: 1, diarizationThreshold: 0.5 },
+  packs.filter((p) => ['offline-asr', 'online-asr', 'vad'].includes(capabilityOf(p.kind))).map((p) => enginePackOf(p)),
+  { runners: { synthesis: core, transcription: core }, diarizationThreshold: 0.5 },
 );
 for (const failure of set.failed) console.log(`could not load ${failure.pack}: ${failure.reason}`);
 if (!set.vad) throw new Error(`no VAD pack in ${sharedModelsDir}`);

@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
-import { InferenceCore } from '../src/engines/inference-core.js';
-import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
+import { createEspeakNgEngine } from '../src/engines/server/espeak-ng-tts.js';
+import { InferenceCore } from '../src/engines/inference/inference-core.js';
+import { createSherpaTtsEngine } from '../src/engines/server/sherpa-tts.js';
+import { enginePackAs } from '../src/models/families/index.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
 
 const text =
@@ -65,7 +66,7 @@ const fixture = join(modelsDir, 'fake-piper-tones-en_US-22k-2spk');
 if (existsSync(fixture)) {
   const core = new InferenceCore({ workers: 1 });
   const sherpa = await createSherpaTtsEngine(core, [
-    {
+    enginePackAs('tts', {
       id: 'fake-piper-tones-en_US-22k-2spk',
       dir: fixture,
       kind: 'tts-vits',
@@ -73,7 +74,7 @@ if (existsSync(fixture)) {
       languages: ['en'],
       voices: [],
       metadata: {},
-    },
+    }),
   ]);
   console.log('sherpa-onnx, synthetic Piper fixture (phonemisation + pipeline cost only)');
   await measure(sherpa, sherpa.listVoices()[0]!);

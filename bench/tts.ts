@@ -26,11 +26,12 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
-import { InferenceCore } from '../src/engines/inference-core.js';
-import { createSherpaTtsEngine } from '../src/engines/sherpa-tts.js';
+import { createEspeakNgEngine } from '../src/engines/server/espeak-ng-tts.js';
+import { InferenceCore } from '../src/engines/inference/inference-core.js';
+import { createSherpaTtsEngine } from '../src/engines/server/sherpa-tts.js';
 import type { TtsEngine, Voice } from '../src/engines/types.js';
-import type { ModelPack } from '../src/engines/model-pack.js';
+import type { ModelPack } from '../src/models/model-pack.js';
+import { enginePackAs } from '../src/models/families/index.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { prepareText } from '../src/synthesis/text/prepare.js';
 import { trainJourney } from './texts.js';
@@ -453,10 +454,7 @@ const raw: RawResult[] = [];
 if (haveFixture) {
   // In this process, as the raw baseline: the server runs the same core in an inference process.
   const core = new InferenceCore({ workers: 1 });
-  const sherpa = await createSherpaTtsEngine(core, [fixturePack()], {
-    espeakDataDir: ESPEAK_DATA_DIR,
-    numThreads: defaults.synthesis.numThreads,
-  });
+  const sherpa = await createSherpaTtsEngine(core, [enginePackAs('tts', fixturePack(), { espeakDataDir: ESPEAK_DATA_DIR, numThreads: defaults.synthesis.numThreads })]);
   const voice = sherpa.listVoices()[0]!;
   for (const name of ['short', 'long'] as const) raw.push(await rawEngine(sherpa, voice, name));
   await sherpa.close();

@@ -213,7 +213,7 @@ export const ConfigSchema = Type.Object({
     queueSize: integer(8, 'creations that may wait for a slot; more get 503 with `Retry-After`'),
     queueTimeoutMs: integer(30_000, 'longest wait for a cloning slot before 503'),
   }),
-  /** The supervised processes that run every sherpa-onnx model (src/engines/inference-process.ts). */
+  /** The supervised processes that run every sherpa-onnx model (src/engines/server/inference-process.ts). */
   inference: Type.Object({
     layout: Type.Union([Type.Literal('shared'), Type.Literal('by-capability')], {
       default: 'shared',

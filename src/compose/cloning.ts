@@ -9,7 +9,7 @@ import { encodeInt16 } from '../audio/encode.js';
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import { WavFormatTag, wavFile } from '../audio/wav.js';
 import type { Config } from '../config.js';
-import type { EspeakNgTts } from '../engines/espeak-ng-tts.js';
+import type { EspeakNgTts } from '../engines/server/espeak-ng-tts.js';
 import type { InstalledModels } from '../models/installed-models.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import { VoiceCloningService, type TranscribeSample, type VoiceCloningDeps } from '../synthesis/voice-cloning.js';

@@ -4,10 +4,10 @@
  */
 import pino from 'pino';
 import type { Config } from '../config.js';
-import type { EngineSet } from '../engines/engine-set.js';
-import { createEspeakNgEngine, type EspeakNgTts } from '../engines/espeak-ng-tts.js';
-import { Inference } from '../engines/inference.js';
-import type { InferenceProcessOptions, InferenceProcessStatus } from '../engines/inference-process.js';
+import type { EngineSet } from '../engines/server/engine-set.js';
+import { createEspeakNgEngine, type EspeakNgTts } from '../engines/server/espeak-ng-tts.js';
+import { Inference } from '../engines/server/inference.js';
+import type { InferenceProcessOptions, InferenceProcessStatus } from '../engines/server/inference-process.js';
 import { Releasers, type ReadinessChecks } from '../lifecycle.js';
 import { InstalledModels } from '../models/installed-models.js';
 import { verdictCacheDir } from '../models/verify.js';

@@ -5,7 +5,7 @@
 import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { createFfmpegRunner, type FfmpegRunner } from '../audio/ffmpeg.js';
 import type { Config } from '../config.js';
-import type { EngineSet } from '../engines/engine-set.js';
+import type { EngineSet } from '../engines/server/engine-set.js';
 import type { InstalledModels } from '../models/installed-models.js';
 import { createAddressPolicy } from '../net/address-policy.js';
 import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';

@@ -1,8 +1,8 @@
 /**
  * The one door to sherpa-onnx-node: its typed surface (the slice Parley uses, after the package's
  * lib/*.js and lib/types.js) and the loader. Nothing else imports the package (a test enforces
- * it), and only inference processes (inference-host.ts) and the pack test-load child call
- * loadSherpaOnnx(): sherpa ends the process on a malformed model instead of throwing.
+ * it), and only the code in inference/ (the inference processes and the pack test-load child)
+ * calls loadSherpaOnnx(): sherpa ends the process on a malformed model instead of throwing.
  */
 import { createRequire } from 'node:module';
 import { EngineError } from '../errors.js';

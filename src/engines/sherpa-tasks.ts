@@ -87,12 +87,12 @@ export interface TtsLoadTask extends TaskBase {
   config: SherpaOfflineTtsConfig;
 }
 
-/** The voice a zero-shot pack (ZipVoice, Pocket TTS) speaks in: a sample of it, and what the sample says. */
+/** The voice a zero-shot pack speaks in: a sample of it, and what the sample says. */
 export interface TtsReference {
   /** Mono samples; they travel with every task (a clone's sample is at most ~15 s, ~1.4 MB). */
   samples: Float32Array;
   sampleRate: number;
-  /** ZipVoice conditions on the words of the sample too; Pocket TTS does not use them. */
+  /** For packs that condition on the words of the sample too (the others ignore it). */
   text?: string;
 }
 
@@ -114,7 +114,7 @@ export interface OfflineAsrLoadTask extends TaskBase {
 
 export interface OfflineAsrTask extends AudioTaskBase {
   kind: 'offline-asr';
-  /** Whisper's language lives in the config: the task's config is applied before its decode. */
+  /** A recogniser whose language lives in its config gets the task's config applied before its decode. */
   config: SherpaOfflineRecognizerConfig;
   sampleRate: number;
   /** This decode's hotwords: "PHRASE :score" entries joined by "/" (the recogniser decodes with modified beam search). */

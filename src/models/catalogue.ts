@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { PackKind, PackVoice } from '../engines/model-pack.js';
+import type { PackVoice } from './model-pack.js';
+import type { PackKind } from './families/index.js';
 
 export interface CatalogueEntry {
   id: string;

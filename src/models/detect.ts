@@ -13,8 +13,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PackFolder, readMetadata, type Detection } from './families/family.js';
-import { MODEL_FAMILIES } from './families/index.js';
-import { packKinds, type ModelPack, type PackKind, type PackVoice } from '../engines/model-pack.js';
+import { familyOf, isPackKind, modelFamilies, packKinds, type PackKind } from './families/index.js';
+import type { ModelPack, PackVoice } from './model-pack.js';
 
 export interface ScanProblem {
   id: string;
@@ -52,8 +52,6 @@ export interface PackJson {
   sha256?: Record<string, string>;
   catalogueId?: string;
 }
-
-import { languageCode } from './families/languages.js';
 
 export { languageCode, WHISPER_LANGUAGES } from './families/languages.js';
 
@@ -94,7 +92,7 @@ async function listFolder(dir: string): Promise<FolderListing> {
 /** The first family that recognises the folder, else why no family does. */
 function detectFolder(id: string, dir: string, listing: FolderListing): Detection {
   const folder = new PackFolder(id, dir, listing.files, listing.dirs);
-  for (const family of MODEL_FAMILIES) {
+  for (const family of modelFamilies()) {
     const detected = family.detect(folder);
     if (detected) return detected;
   }
@@ -111,7 +109,7 @@ function readJson<T>(file: string): T {
 
 function packFromJson(id: string, dir: string, json: PackJson): ModelPack {
   if (!json || typeof json !== 'object') throw new Error('pack.json is not an object');
-  if (!packKinds.includes(json.kind)) throw new Error(`pack.json kind "${String(json.kind)}" is not one of ${packKinds.join(', ')}`);
+  if (!isPackKind(json.kind)) throw new Error(`pack.json kind "${String(json.kind)}" is not one of ${packKinds().join(', ')}`);
   if (!json.files || typeof json.files !== 'object') throw new Error('pack.json has no "files" object');
   const files: Record<string, string> = {};
   for (const [role, rel] of Object.entries(json.files)) {
@@ -182,10 +180,7 @@ export async function detectPack(id: string, dir: string): Promise<ModelPack | {
   const main = mainModelFile(pack);
   if (main && existsSync(main)) {
     pack.metadata = readMetadata(main).metadata;
-    if (pack.kind === 'tts-vits' && pack.languages.length === 0) {
-      const lang = languageCode(pack.metadata.language);
-      if (lang) pack.languages = [lang];
-    }
+    if (pack.languages.length === 0) pack.languages = familyOf(pack.kind).languagesFromMetadata?.(pack.metadata) ?? [];
   }
   return pack;
 }

@@ -4,8 +4,11 @@
  * in whole. `reload()` repeats this while the server runs: unchanged packs keep their engines, new
  * or changed ones are loaded, and a replaced engine is closed when the last request using it ends.
  */
-import { loadEngineSet, type EngineSet, type EngineSetOptions } from '../engines/engine-set.js';
+import type { AnyEnginePack, EngineBuildOptions } from '../engines/capabilities.js';
+import { loadEngineSet, type EngineSet, type EngineSetOptions } from '../engines/server/engine-set.js';
+import type { ModelPack } from './model-pack.js';
 import { scanModelPacks } from './detect.js';
+import { enginePackOf } from './families/index.js';
 import { verifyPacks } from './verify.js';
 
 export interface ModelsReport {
@@ -23,7 +26,7 @@ export interface ModelsReport {
   kept: string[];
 }
 
-export interface InstalledModelsOptions extends EngineSetOptions {
+export interface InstalledModelsOptions extends EngineSetOptions, EngineBuildOptions {
   modelsDir: string;
   /** Where test-load verdicts are cached between starts. */
   verdictCacheDir: string;
@@ -61,11 +64,12 @@ export class InstalledModels {
     const { options } = this;
     const scan = await scanModelPacks(options.modelsDir);
     const verdict = await verifyPacks(scan.packs, { cacheDir: options.verdictCacheDir, espeakDataDir: options.espeakDataDir });
-    const set = await loadEngineSet(verdict.usable, options, this.set);
-    const failed = new Set(set.failed.map((f) => f.pack));
+    const { engines, unbuilt } = enginePacks(verdict.usable, options);
+    const set = await loadEngineSet(engines, options, this.set);
+    const failed = new Set([...unbuilt, ...set.failed].map((f) => f.pack));
     const report: ModelsReport = {
       loaded: verdict.usable.filter((p) => !failed.has(p.id)).map((p) => ({ id: p.id, kind: p.kind, languages: p.languages })),
-      skipped: [...verdict.skipped.map((s) => ({ id: s.pack.id, reason: s.reason })), ...set.failed.map((f) => ({ id: f.pack, reason: f.reason }))],
+      skipped: [...verdict.skipped.map((s) => ({ id: s.pack.id, reason: s.reason })), ...[...unbuilt, ...set.failed].map((f) => ({ id: f.pack, reason: f.reason }))],
       problems: scan.problems.map((p) => ({ id: p.id, reason: p.reason })),
       voices: set.tts.reduce((n, e) => n + e.listVoices().length, 0),
       loadedAt: new Date().toISOString(),
@@ -90,4 +94,18 @@ export class InstalledModels {
     this.set?.release();
     this.set = undefined;
   }
+}
+
+/** The packs as their engines take them (their families build the configs); a pack whose config cannot be built is left out with the reason. */
+function enginePacks(packs: ModelPack[], options: EngineBuildOptions): { engines: AnyEnginePack[]; unbuilt: Array<{ pack: string; reason: string }> } {
+  const engines: AnyEnginePack[] = [];
+  const unbuilt: Array<{ pack: string; reason: string }> = [];
+  for (const pack of packs) {
+    try {
+      engines.push(enginePackOf(pack, { espeakDataDir: options.espeakDataDir, numThreads: options.numThreads }));
+    } catch (error) {
+      unbuilt.push({ pack: pack.id, reason: (error as Error).message });
+    }
+  }
+  return { engines, unbuilt };
 }

@@ -6,8 +6,9 @@
  *  2. the sha256 sums the pack declares (pack.json / the pull record) match;
  *  3. every .onnx file parses as an ONNX protobuf and the main model carries the metadata sherpa
  *     reads without a default for that kind (Piper/VITS: sample_rate, n_speakers, language...);
- *  4. a test load in a CHILD process (src/models/pack-test-load.ts, the family's testLoad) builds the real sherpa config through the
- *     engine adapters, constructs the sherpa object and runs a tiny inference, then exits 0.
+ *  4. a test load in a CHILD process (src/engines/inference/test-load.ts): the config the family's builder
+ *     makes here, the one the server's engines load (enginePackOf), goes to the child, which
+ *     constructs the sherpa object from it and runs a tiny inference, then exits 0.
  *     A crash, signal, non-zero exit or timeout skips the pack with the reason.
  *
  * Verdicts are cached on disk (one JSON file per pack in cacheDir) keyed by the pack id, its
@@ -21,11 +22,12 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnxMetadataSync } from './onnx-metadata.js';
-import type { ModelPack, PackKind } from '../engines/model-pack.js';
-import { ERROR_MARK, OK_MARK, type TestLoadJob } from './pack-test-load.js';
-import { familyOf } from './families/index.js';
+import type { EngineConfigs } from '../engines/capabilities.js';
+import type { ModelPack } from './model-pack.js';
 import { sherpaOnnxVersion } from '../engines/sherpa-onnx.js';
 import { childArgs } from '../engines/spawn.js';
+import { ERROR_MARK, OK_MARK, testLoadEntry, type TestLoadJob } from '../engines/test-load-protocol.js';
+import { capabilityOf, enginePackOf, kindOf } from './families/index.js';
 
 export interface VerifyOptions {
   /** Where verdicts are cached (see verdictCacheDir). */
@@ -86,7 +88,27 @@ function packPaths(pack: ModelPack): Array<{ role: string; file: string }> {
 }
 
 function usesSharedEspeak(pack: ModelPack): boolean {
-  return familyOf(pack.kind).usesSharedEspeak?.(pack) ?? false;
+  return kindOf(pack.kind).usesSharedEspeak?.(pack) ?? false;
+}
+
+/** A segmentation pack is only loaded together with an embedding pack. */
+const needsPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'segmentation';
+const isPartner = (pack: ModelPack) => capabilityOf(pack.kind) === 'embedding';
+
+/**
+ * What the test-load child loads: the engine config the pack's family builds, through the same
+ * function the server's engines take it from (enginePackOf), with one intra-op thread.
+ */
+export function testLoadJob(pack: ModelPack, opts: { espeakDataDir: string; partner?: ModelPack }): TestLoadJob {
+  const build = { espeakDataDir: opts.espeakDataDir, numThreads: 1 };
+  const engine = enginePackOf(pack, build);
+  const partner = opts.partner ? enginePackOf(opts.partner, build) : undefined;
+  return {
+    capability: engine.capability,
+    config: engine.config,
+    languages: engine.languages,
+    ...(partner?.capability === 'embedding' ? { partner: partner.config as EngineConfigs['embedding'] } : {}),
+  } as TestLoadJob;
 }
 
 /**
@@ -181,7 +203,7 @@ export async function staticCheck(pack: ModelPack, espeakDataDir: string): Promi
       return `${role} ${path.basename(file)} is not a valid ONNX model (${error instanceof Error ? error.message.replace(`${file}: `, '') : String(error)})`;
     }
     if (file !== main) continue;
-    const required = familyOf(pack.kind).requiredMetadata?.[pack.kind] ?? [];
+    const required = kindOf(pack.kind).requiredMetadata ?? [];
     const missing = required.filter((k) => !(k in metadata) || metadata[k] === '');
     if (missing.length > 0) {
       return (
@@ -208,12 +230,17 @@ export function testLoadPack(
   pack: ModelPack,
   opts: { espeakDataDir: string; timeoutMs?: number; partner?: ModelPack },
 ): Promise<TestLoadResult> {
-  const job: TestLoadJob = { pack, espeakDataDir: opts.espeakDataDir, ...(opts.partner ? { partner: opts.partner } : {}) };
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let job: TestLoadJob;
+  try {
+    job = testLoadJob(pack, opts);
+  } catch (error) {
+    return Promise.resolve({ ok: false, reason: `test load failed: ${(error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ')}` });
+  }
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(process.execPath, childArgs(new URL('./pack-test-load.js', import.meta.url), [JSON.stringify(job)]), {
+      child = spawn(process.execPath, childArgs(testLoadEntry, [JSON.stringify(job)]), {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ORT_LOGGING_LEVEL: process.env.ORT_LOGGING_LEVEL ?? '3' },
       });
@@ -322,9 +349,9 @@ export async function verifyPackVerdicts(packs: ModelPack[], opts: VerifyOptions
       await writeCached(opts.cacheDir, pack.id, verdict);
       return { id: pack.id, usable: false, reason: problem, checkedAt: verdict.checkedAt, fromCache: false };
     }
-    if (pack.kind === 'diarization-segmentation' && !partner) {
+    if (needsPartner(pack) && !partner) {
       // Only loadable together with an embedding model; the server pairs it with a usable one.
-      return { id: pack.id, usable: true, info: { note: 'not test-loaded: no usable speaker-embedding pack to pair it with' }, checkedAt: now(), fromCache: false };
+      return { id: pack.id, usable: true, info: { note: 'not test-loaded: no usable embedding pack to pair it with' }, checkedAt: now(), fromCache: false };
     }
     const result = await limit(() =>
       testLoadPack(pack, { espeakDataDir: opts.espeakDataDir, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(partner ? { partner } : {}) }),
@@ -341,10 +368,10 @@ export async function verifyPackVerdicts(packs: ModelPack[], opts: VerifyOptions
   };
 
   // Segmentation packs are loaded with a speaker-embedding pack, so embeddings go first.
-  const first = packs.filter((p) => p.kind !== 'diarization-segmentation');
+  const first = packs.filter((p) => !needsPartner(p));
   await Promise.all(first.map(async (p) => verdicts.set(p, await verifyOne(p))));
-  const partner = first.find((p) => p.kind === 'speaker-embedding' && verdicts.get(p)?.usable);
-  const second = packs.filter((p) => p.kind === 'diarization-segmentation');
+  const partner = first.find((p) => isPartner(p) && verdicts.get(p)?.usable);
+  const second = packs.filter(needsPartner);
   await Promise.all(second.map(async (p) => verdicts.set(p, await verifyOne(p, partner))));
   return packs.map((p) => verdicts.get(p)!);
 }

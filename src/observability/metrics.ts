@@ -6,7 +6,7 @@
  * not codes; model and recogniser names (as many as the installed packs); process names.
  */
 import client from 'prom-client';
-import type { InferenceObserver, InferenceProcessStatus, InferenceTaskOutcome, ObservedTask } from '../engines/inference-process.js';
+import type { InferenceObserver, InferenceProcessStatus, InferenceTaskOutcome, ObservedTask } from '../engines/server/inference-process.js';
 import type { JobEvents } from '../jobs/job-events.js';
 import type { RealtimeSockets } from '../http/plugins/realtime-sockets.js';
 import type { SynthesisObserver } from '../synthesis/synthesize.js';

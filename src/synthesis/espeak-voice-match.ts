@@ -11,7 +11,7 @@
  * syntheses and pitch tracks and two syllable counts per clone (bench/cloning.ts prints the time).
  */
 import { concatFloat32 } from '../audio/channel-mix.js';
-import { espeakSampleRate, espeakVoiceForLanguage, type EspeakNgTts, type EspeakVoiceSettings } from '../engines/espeak-ng-tts.js';
+import { espeakSampleRate, espeakVoiceForLanguage, type EspeakNgTts, type EspeakVoiceSettings } from '../engines/server/espeak-ng-tts.js';
 import type { VoiceClass } from '../voice-analysis/acoustic-baseline.js';
 import { measurePitch, measureVoiceProfile, semitonesBetween, type VoiceProfile } from './voice-profile.js';
 

@@ -1,6 +1,6 @@
 /**
  * Age group and gender from an AudioSet audio-tagging model (CED or Zipformer pack, run by
- * src/engines/audio-tagging.ts). AudioSet has sound classes for who
+ * src/engines/server/audio-tagging.ts). AudioSet has sound classes for who
  * is speaking; this file maps their probabilities to the result's age and gender fields.
  */
 import type { AudioEvent, TimeSpan } from '../engines/types.js';

@@ -17,7 +17,7 @@ import { emotionsFromTags, overlapSeconds, SENSE_VOICE_EMOTION } from './sense-v
 import type { AnalysisHints, SpeakerAnalyzer, SpeakerTraits, TraitRequest } from './types.js';
 
 export interface SpeakerAnalysisOptions {
-  /** An AudioSet tagger (src/engines/audio-tagging.ts), or its run function. */
+  /** An AudioSet tagger (src/engines/server/audio-tagging.ts), or its run function. */
   audioTagging?: AudioTaggingRunner | AudioTagger;
   /** Speech per speaker the acoustic baseline looks at, seconds (default 60). */
   maxSecondsPerSpeaker?: number;

@@ -6,7 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseWav } from '../../src/audio/wav.js';
 import type { PcmAudio } from '../../src/audio/pcm.js';
-import type { ModelPack, PackKind } from '../../src/engines/model-pack.js';
+import type { EnginePack } from '../../src/engines/capabilities.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
+import { enginePackAs, type PackKind } from '../../src/models/families/index.js';
 import { corpusDir, corpusFile, REAL_TEST_MODELS, sharedModel } from '../helpers/models.js';
 
 function pack(id: string, kind: PackKind, files: Record<string, string>, languages: string[] = []): ModelPack {
@@ -52,6 +54,13 @@ export const segmentationPack = (): ModelPack =>
 /** Not pretrained: fbank mean/std statistics with the wespeaker interface (see its README). */
 export const embeddingPack = (): ModelPack =>
   pack('handmade-fbank-stats-speaker-embedding', 'speaker-embedding', { model: 'model.onnx' });
+
+/** The packs above as their engines take them (the configs their families build). */
+export const sileroEngine = (): EnginePack<'vad'> => enginePackAs('vad', sileroPack());
+export const streamingEnglishEngine = (overrides: Partial<ModelPack> = {}): EnginePack<'online-asr'> =>
+  enginePackAs('online-asr', { ...streamingEnglishPack(), ...overrides });
+export const segmentationEngine = (): EnginePack<'segmentation'> => enginePackAs('segmentation', segmentationPack());
+export const embeddingEngine = (): EnginePack<'embedding'> => enginePackAs('embedding', embeddingPack());
 
 export interface CorpusEntry {
   file: string;

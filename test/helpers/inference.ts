@@ -1,5 +1,5 @@
 /** A supervised inference process for engine tests: small queues, quick restarts, no logging. */
-import { InferenceProcess, type InferenceProcessOptions } from '../../src/engines/inference-process.js';
+import { InferenceProcess, type InferenceProcessOptions } from '../../src/engines/server/inference-process.js';
 
 export function testInferenceProcess(options: Partial<InferenceProcessOptions> = {}): InferenceProcess {
   return new InferenceProcess({

@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import { languageCode, scanModelPacks } from '../../src/models/detect.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
-import { buildPunctuationConfig } from '../../src/engines/sherpa-punctuation.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
+import { enginePackOf } from '../../src/models/families/index.js';
+
+/** The engine config a punctuation pack's family builds. */
+const buildPunctuationConfig = (pack: ModelPack) => enginePackOf(pack).config;
 
 const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
 

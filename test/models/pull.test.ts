@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
+import { debianEspeakDataDir } from '../../src/engines/capabilities.js';
 import type { CatalogueEntry } from '../../src/models/catalogue.js';
 import { findCatalogueEntry, listCatalogue, recommendedPreset } from '../../src/models/catalogue.js';
 import { scanModelPacks } from '../../src/models/detect.js';
 import { runModelsCommand } from '../../src/cli/models.js';
 import { partialFile, pullPack } from '../../src/models/pull.js';
-import { packKinds } from '../../src/engines/model-pack.js';
+import { packKinds } from '../../src/models/families/index.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
 
@@ -237,7 +237,7 @@ describe('catalogue', () => {
     const ids = new Set(entries.map((e) => e.id));
     assert.equal(ids.size, entries.length, 'unique ids');
     for (const e of entries) {
-      assert.ok(packKinds.includes(e.kind), `${e.id} kind`);
+      assert.ok(packKinds().includes(e.kind), `${e.id} kind`);
       assert.match(e.url, /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/[a-z-]+\/[^/]+$/, e.id);
       assert.ok(e.sha256 === null || /^[0-9a-f]{64}$/.test(e.sha256), `${e.id} sha256`);
       assert.ok(e.size === null || e.size > 0);

@@ -3,9 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, truncateSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { debianEspeakDataDir } from '../../src/engines/sherpa-tts.js';
+import { debianEspeakDataDir } from '../../src/engines/capabilities.js';
 import { scanModelPacks } from '../../src/models/detect.js';
-import type { ModelPack } from '../../src/engines/model-pack.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
 import { testLoadPack, verdictCacheDir, verifyPackVerdicts, verifyPacks } from '../../src/models/verify.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';

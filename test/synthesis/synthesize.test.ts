@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createEspeakNgEngine } from '../../src/engines/espeak-ng-tts.js';
+import { createEspeakNgEngine } from '../../src/engines/server/espeak-ng-tts.js';
 import type { TtsEngine } from '../../src/engines/types.js';
 import { InvalidRequestError } from '../../src/errors.js';
 import type { PronunciationDict } from '../../src/store/pronunciation-dict-repository.js';

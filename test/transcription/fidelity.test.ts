@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resample } from '../../src/audio/resample.js';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { RecognizedSegment, Recognizer } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from '../../src/transcription/pipeline.js';
 import { splitWithOverlap } from '../../src/transcription/speech-segments.js';
 import { assembleWords, type TimedWord } from '../../src/transcription/words.js';
-import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
-import { corpusEntries, embeddingPack, loadCorpusAudio, segmentationPack, sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
+import { createDiarizer } from '../../src/engines/server/sherpa-diarizer.js';
+import { corpusEntries, embeddingEngine, loadCorpusAudio, segmentationEngine, sileroEngine, streamingEnglishEngine } from '../engines/stt-fixtures.js';
 import { labelledEnglishEntries, normaliseWords, rawTranscript } from '../helpers/transcript-accuracy.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
@@ -51,11 +51,11 @@ describe('transcription fidelity on the labelled corpus', { skip: NEEDS }, () =>
   let engines: (recognizer: Recognizer) => TranscriptionEngines;
   before(() => {
     pool = createWorkerPool({ workers: 2 });
-    streaming = createOnlineRecognizer(pool, streamingEnglishPack());
+    streaming = createOnlineRecognizer(pool, streamingEnglishEngine());
     segmented = { ...streaming, streaming: false };
-    const vad = createSherpaVad(pool, sileroPack());
+    const vad = createSherpaVad(pool, sileroEngine());
     // The fixture diarizer (not pretrained) with a tight threshold splits recordings into several speakers.
-    const diarizer = createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.1 });
+    const diarizer = createDiarizer(pool, segmentationEngine(), embeddingEngine(), { threshold: 0.1 });
     engines = (recognizer) => ({ vad, recognizers: [recognizer], diarizer });
   });
   after(() => pool.close());

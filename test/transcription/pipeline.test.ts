@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AbortedError, InvalidRequestError } from '../../src/errors.js';
-import { createDiarizer } from '../../src/engines/sherpa-diarizer.js';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createDiarizer } from '../../src/engines/server/sherpa-diarizer.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { Diarizer, Recognizer } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { transcribeAudio, type AudioTranscript, type TranscriptionEngines } from '../../src/transcription/pipeline.js';
-import {
-  corpusEntries,
-  embeddingPack,
-  englishEntries,
-  loadCorpusAudio,
-  segmentationPack,
-  sileroPack,
-  streamingEnglishPack,
-} from '../engines/stt-fixtures.js';
+import { corpusEntries, embeddingEngine, englishEntries, loadCorpusAudio, segmentationEngine, sileroEngine, streamingEnglishEngine, streamingEnglishPack } from '../engines/stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
@@ -37,10 +29,10 @@ describe('transcribeAudio with sherpa engines', { skip: NEEDS }, () => {
   let diarizer: Diarizer;
   before(() => {
     pool = createWorkerPool({ workers: 2 });
-    recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+    recognizer = createOnlineRecognizer(pool, streamingEnglishEngine());
     // A tight threshold: the fixture embedding then splits the corpus recordings into several speakers.
-    diarizer = createDiarizer(pool, segmentationPack(), embeddingPack(), { threshold: 0.1 });
-    engines = { vad: createSherpaVad(pool, sileroPack()), recognizers: [recognizer], diarizer };
+    diarizer = createDiarizer(pool, segmentationEngine(), embeddingEngine(), { threshold: 0.1 });
+    engines = { vad: createSherpaVad(pool, sileroEngine()), recognizers: [recognizer], diarizer };
   });
   after(() => pool.close());
 
@@ -141,7 +133,7 @@ describe('transcribeAudio with sherpa engines', { skip: NEEDS }, () => {
   });
 
   it('serves multi with a recogniser that lists it and reports a concrete language', async () => {
-    const multi = createOnlineRecognizer(pool, { ...streamingEnglishPack(), languages: ['multi', 'en'] });
+    const multi = createOnlineRecognizer(pool, streamingEnglishEngine({ languages: ['multi', 'en'] }));
     const result = await transcribeAudio(loadCorpusAudio('en/jfk-inaugural-1961.wav'), { ...plain, language: 'multi' }, { ...engines, recognizers: [recognizer, multi] });
     assert.equal(result.recognizer, multi.id);
     assert.equal(result.language, 'en');

@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createOnlineRecognizer } from '../../src/engines/sherpa-online-recognizer.js';
-import { createSherpaVad } from '../../src/engines/sherpa-vad.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
-import { createWorkerPool, type WorkerPool } from '../../src/engines/worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
 import { AudioTooLongError, OverloadedError, UnsupportedAudioError } from '../../src/errors.js';
 import { createSpeakerAnalysis } from '../../src/voice-analysis/speaker-analysis.js';
 import { createTranscriber, type HeldEngines } from '../../src/transcription/transcribe.js';
 import type { TranscriptionOptions } from '../../src/transcription/types.js';
-import { sileroPack, streamingEnglishPack } from '../engines/stt-fixtures.js';
+import { sileroEngine, streamingEnglishEngine } from '../engines/stt-fixtures.js';
 import { needs, REAL_TEST_MODELS } from '../helpers/models.js';
 import { makeWav } from '../jobs/fixtures/wav-transcribe.js';
 
@@ -53,8 +53,8 @@ describe('createTranscriber with the real VAD and recogniser', { skip: NEEDS }, 
   let held: () => HeldEngines;
   before(() => {
     pool = createWorkerPool({ workers: 1 });
-    vad = createSherpaVad(pool, sileroPack());
-    const recognizer = createOnlineRecognizer(pool, streamingEnglishPack());
+    vad = createSherpaVad(pool, sileroEngine());
+    const recognizer = createOnlineRecognizer(pool, streamingEnglishEngine());
     held = () => ({ vad, recognizers: [recognizer], analyzer: createSpeakerAnalysis(), release: () => void released++ });
   });
   after(() => pool.close());

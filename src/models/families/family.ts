@@ -1,15 +1,20 @@
 /**
- * What one model family declares: how to recognise its folder (and which files it needs), the
- * ONNX metadata sherpa reads without a default, whether it needs the shared espeak-ng data, and
- * its test load (the engine config the server would build, plus a tiny inference). A new family
- * is one module implementing this, registered in ./index.ts.
+ * What one model family declares: how to recognise its folder (and which files it needs), and for
+ * each kind of pack it recognises, the capability it gives, the ONNX metadata sherpa reads without
+ * a default, whether it needs the shared espeak-ng data, the one function that turns a verified
+ * pack into the engine config sherpa-onnx takes, and the traits its engine needs beside that
+ * config. Serving and verification's test load both take the config from that function. A new
+ * family is one module exporting a ModelFamily, registered in ./index.ts.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { ModelPack, PackKind } from '../../engines/model-pack.js';
+import type { Capability, EngineBuildOptions, EngineConfigs, EngineTraits } from '../../engines/capabilities.js';
+import type { ModelPack } from '../model-pack.js';
+import { ModelPackError } from '../../errors.js';
 import { readOnnxMetadataSync } from '../onnx-metadata.js';
 
-export interface Detected {
-  kind: PackKind;
+export interface Detected<K extends string = string> {
+  kind: K;
   files: Record<string, string>;
   languages: string[];
   /** The main ONNX file, whose metadata is recorded. */
@@ -19,25 +24,57 @@ export interface Detected {
 }
 
 /** A recognised pack, or the reason a folder that looks like this family is not usable. */
-export type Detection = Detected | { problem: string };
+export type Detection<K extends string = string> = Detected<K> | { problem: string };
 
-export interface TestLoadContext {
-  espeakDataDir: string;
-  /** For a diarization-segmentation pack: the speaker-embedding pack it is loaded with. */
-  partner?: ModelPack;
-}
-
-export interface ModelFamily {
-  name: string;
-  kinds: readonly PackKind[];
-  /** The folder as this family, or undefined when it is not this family's. */
-  detect(folder: PackFolder): Detection | undefined;
-  /** Metadata keys sherpa-onnx reads without a default from the main model, by kind. */
-  requiredMetadata?: Partial<Record<PackKind, readonly string[]>>;
+/** One kind of pack: what it can do and how its engine loads it. */
+export interface KindDefinition<C extends Capability> {
+  capability: C;
+  /** Metadata keys sherpa-onnx reads without a default from the main model. */
+  requiredMetadata?: readonly string[];
   /** The pack relies on the shared espeak-ng data (no own data dir or lexicon). */
   usesSharedEspeak?(pack: ModelPack): boolean;
-  /** Load the pack as the server would and run a tiny inference (in a child process); what it learnt. */
-  testLoad(pack: ModelPack, context: TestLoadContext): Promise<Record<string, unknown>>;
+  /** The sherpa-onnx config of a verified pack: what serving loads and what the test load loads. */
+  engineConfig(pack: ModelPack, options: EngineBuildOptions): EngineConfigs[C];
+  /** What the capability's engine needs beside the config. */
+  traits(pack: ModelPack, config: EngineConfigs[C], options: EngineBuildOptions): EngineTraits[C];
+}
+
+/** A kind definition of any capability. */
+export type AnyKindDefinition = { [C in Capability]: KindDefinition<C> }[Capability];
+
+export interface ModelFamily<K extends string = string> {
+  /** Short stable name (logs, tests). */
+  id: string;
+  /** What people call it. */
+  name: string;
+  /** Every kind of pack the family recognises, with its definition. */
+  kinds: { readonly [P in K]: AnyKindDefinition };
+  /** The folder as this family, or undefined when it is not this family's. */
+  detect(folder: PackFolder): Detection<NoInfer<K>> | undefined;
+  /** Languages of a pack.json pack that names none, from its main model's metadata. */
+  languagesFromMetadata?(metadata: Record<string, string>): string[];
+}
+
+/** Declares a family, keeping its kinds as literal types (PackKind is derived from them). */
+export function defineFamily<const K extends string>(family: ModelFamily<K>): ModelFamily<K> {
+  return family;
+}
+
+/**
+ * Role → absolute path for each of `roles`; every one must be declared by the pack and exist on
+ * disk (sherpa-onnx ends the whole process on a missing path instead of throwing).
+ */
+export function requirePackFiles<R extends string>(pack: ModelPack, roles: readonly R[]): Record<R, string> {
+  const files = {} as Record<R, string>;
+  const problems: string[] = [];
+  for (const role of roles) {
+    const file = pack.files[role];
+    if (!file) problems.push(`no ${role} file`);
+    else if (!existsSync(file)) problems.push(`${role} file ${file} does not exist`);
+    else files[role] = file;
+  }
+  if (problems.length > 0) throw new ModelPackError(`model pack ${pack.id}: ${problems.join('; ')}`);
+  return files;
 }
 
 const isInt8 = (name: string) => /[._-]int8[._-]/i.test(name) || /int8\.onnx$/i.test(name);
@@ -113,18 +150,4 @@ export function readMetadata(file: string | undefined): { metadata: Record<strin
   } catch (error) {
     return { metadata: {}, error: error instanceof Error ? error.message : String(error) };
   }
-}
-
-const SAMPLE_RATE = 16_000;
-export const TEST_SAMPLE_RATE = SAMPLE_RATE;
-
-/** `seconds` of quiet noise at 16 kHz: real-looking input that exercises the whole graph. */
-export function testAudio(seconds = 1): Float32Array {
-  const samples = new Float32Array(Math.round(SAMPLE_RATE * seconds));
-  let seed = 12345;
-  for (let i = 0; i < samples.length; i++) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    samples[i] = ((seed / 0x7fffffff) * 2 - 1) * 0.01;
-  }
-  return samples;
 }

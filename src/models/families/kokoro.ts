@@ -1,7 +1,7 @@
 /** Kokoro: model + voices.bin + tokens.txt, with lexicons, rule FSTs and jieba's dict for Chinese. */
-import type { ModelFamily, PackFolder } from './family.js';
+import { defineFamily, type PackFolder } from './family.js';
 import { languageCode, languagesFromName } from './languages.js';
-import { ttsTestLoad } from './test-loads.js';
+import { espeakUnlessOwnData, requireFile, ttsKind } from './tts-kinds.js';
 
 /**
  * Kokoro's lexicons and rule FSTs, comma-joined as sherpa takes them and in upstream's order
@@ -26,9 +26,28 @@ function kokoroTextFiles(folder: PackFolder): Record<string, string> {
   return out;
 }
 
-export const kokoro: ModelFamily = {
+export const kokoro = defineFamily({
+  id: 'kokoro',
   name: 'Kokoro',
-  kinds: ['tts-kokoro'],
+  kinds: {
+    'tts-kokoro': ttsKind({
+      requiredMetadata: ['sample_rate'],
+      // Kokoro needs espeak-ng data beside its lexicons (English words they miss).
+      usesSharedEspeak: espeakUnlessOwnData,
+      // Multilingual Kokoro needs both its lexicons and espeak-ng-data, so both are passed; the
+      // British voices get the gb lexicon first.
+      model: (pack, espeakDataDir, accent) => ({
+        kokoro: {
+          model: requireFile(pack, 'model'),
+          voices: requireFile(pack, 'voices'),
+          tokens: requireFile(pack, 'tokens'),
+          dataDir: pack.files.dataDir ?? espeakDataDir,
+          ...(pack.files.lexicon ? { lexicon: (accent === 'gb' && pack.files.lexiconGb) || pack.files.lexicon } : {}),
+        },
+      }),
+      accents: (pack) => (pack.files.lexiconGb ? ['gb'] : []),
+    }),
+  },
   detect(folder) {
     if (!folder.names.includes('voices.bin') || /kitten/i.test(folder.lower)) return undefined;
     const model = folder.pickPreferred(folder.onnx.filter((n) => !/^(preprocess|encoder|decoder)/i.test(n)));
@@ -48,8 +67,4 @@ export const kokoro: ModelFamily = {
     else if (languages.length === 0) languages = [languageCode(metadata.language) ?? 'en'];
     return { kind: 'tts-kokoro', files, languages, main: folder.abs(model) };
   },
-  requiredMetadata: { 'tts-kokoro': ['sample_rate'] },
-  // Kokoro needs espeak-ng data beside its lexicons (English words they miss).
-  usesSharedEspeak: (pack) => !pack.files.dataDir,
-  testLoad: ttsTestLoad,
-};
+});

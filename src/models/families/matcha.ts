@@ -1,11 +1,23 @@
 /** Matcha: an acoustic model (model-steps-N.onnx) and a vocoder (vocos, HiFi-GAN). */
-import type { ModelFamily } from './family.js';
+import { defineFamily } from './family.js';
 import { languageCode, languagesFromName } from './languages.js';
-import { espeakUnlessLexicon, ttsTestLoad } from './test-loads.js';
+import { espeakUnlessLexicon, phonemizer, requireFile, ttsKind } from './tts-kinds.js';
 
-export const matcha: ModelFamily = {
+export const matcha = defineFamily({
+  id: 'matcha',
   name: 'Matcha',
-  kinds: ['tts-matcha'],
+  kinds: {
+    'tts-matcha': ttsKind({
+      requiredMetadata: ['sample_rate'],
+      usesSharedEspeak: espeakUnlessLexicon,
+      model: (pack, espeakDataDir) => {
+        const tokens = requireFile(pack, 'tokens');
+        return {
+          matcha: { acousticModel: requireFile(pack, 'acousticModel'), vocoder: requireFile(pack, 'vocoder'), tokens, ...phonemizer(pack, espeakDataDir) },
+        };
+      },
+    }),
+  },
   detect(folder) {
     const acoustic = folder.pickPreferred(folder.onnx.filter((n) => /^model-steps|matcha/i.test(n) && !/vocos|hifigan|vocoder/i.test(n)));
     if (!acoustic || !(/matcha/i.test(folder.lower) || /^model-steps/i.test(acoustic))) return undefined;
@@ -18,7 +30,4 @@ export const matcha: ModelFamily = {
     const langs = languagesFromName(folder.id);
     return { kind: 'tts-matcha', files, languages: langs.length > 0 ? langs : [languageCode(metadata.language) ?? 'en'], main: folder.abs(acoustic) };
   },
-  requiredMetadata: { 'tts-matcha': ['sample_rate'] },
-  usesSharedEspeak: espeakUnlessLexicon,
-  testLoad: ttsTestLoad,
-};
+});

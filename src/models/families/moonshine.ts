@@ -1,11 +1,20 @@
 /** Moonshine: preprocess, encode, uncached_decode and cached_decode models with tokens.txt. */
-import type { ModelFamily } from './family.js';
+import { offlineAsrKind } from './asr-kinds.js';
+import { defineFamily, requirePackFiles } from './family.js';
 import { languagesFromName } from './languages.js';
-import { offlineAsrTestLoad } from './test-loads.js';
 
-export const moonshine: ModelFamily = {
+export const moonshine = defineFamily({
+  id: 'moonshine',
   name: 'Moonshine',
-  kinds: ['asr-moonshine'],
+  kinds: {
+    'asr-moonshine': offlineAsrKind({
+      model: (pack) => {
+        const f = requirePackFiles(pack, ['preprocessor', 'encoder', 'uncachedDecoder', 'cachedDecoder']);
+        return { moonshine: { preprocessor: f.preprocessor, encoder: f.encoder, uncachedDecoder: f.uncachedDecoder, cachedDecoder: f.cachedDecoder } };
+      },
+      tokenTimestamps: false,
+    }),
+  },
   detect(folder) {
     const pick = (re: RegExp) => folder.pickPreferred(folder.onnx.filter((n) => re.test(n)));
     const pre = pick(/^preprocess/i);
@@ -25,5 +34,4 @@ export const moonshine: ModelFamily = {
       main: abs(encode),
     };
   },
-  testLoad: offlineAsrTestLoad,
-};
+});

@@ -1,12 +1,17 @@
 /** NeMo (Parakeet, Canary, FastConformer): transducers and CTC models. */
-import type { ModelFamily } from './family.js';
+import { offlineAsrKind, offlineTransducerKind } from './asr-kinds.js';
+import { defineFamily, requirePackFiles } from './family.js';
 import { languagesFromName } from './languages.js';
-import { offlineAsrTestLoad } from './test-loads.js';
 import { isNemo, transducerFiles } from './transducer.js';
 
-export const nemo: ModelFamily = {
+export const nemo = defineFamily({
+  id: 'nemo',
   name: 'NeMo',
-  kinds: ['asr-nemo-transducer', 'asr-nemo-ctc'],
+  kinds: {
+    // Parakeet TDT transducers need the model type named (icefall ones are detected).
+    'asr-nemo-transducer': offlineTransducerKind({ requiredMetadata: ['vocab_size'], modelType: 'nemo_transducer' }),
+    'asr-nemo-ctc': offlineAsrKind({ model: (pack) => ({ nemoCtc: { model: requirePackFiles(pack, ['model']).model } }), tokenTimestamps: true }),
+  },
   detect(folder) {
     const transducer = transducerFiles(folder);
     if (transducer && 'problem' in transducer) return isNemo(folder, undefined) ? transducer : undefined;
@@ -25,6 +30,4 @@ export const nemo: ModelFamily = {
     const langs = languagesFromName(folder.id);
     return { kind: 'asr-nemo-ctc', files: { model: folder.abs(model), tokens: folder.abs(folder.tokens) }, languages: langs.length ? langs : ['en'], main: folder.abs(model) };
   },
-  requiredMetadata: { 'asr-nemo-transducer': ['vocab_size'] },
-  testLoad: offlineAsrTestLoad,
-};
+});

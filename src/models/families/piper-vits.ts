@@ -1,11 +1,21 @@
 /** Piper, Coqui and MMS voices: one VITS model with tokens.txt, phonemised by espeak-ng or a lexicon. */
-import type { ModelFamily } from './family.js';
+import { defineFamily } from './family.js';
 import { languageCode, languagesFromName } from './languages.js';
-import { espeakUnlessLexicon, ttsTestLoad } from './test-loads.js';
+import { espeakUnlessLexicon, phonemizer, requireFile, ttsKind } from './tts-kinds.js';
 
-export const piperVits: ModelFamily = {
+/** One VITS model with its tokens and a phonemiser (own or shared espeak-ng data, or a lexicon). */
+export const vitsKind = ttsKind({
+  requiredMetadata: ['sample_rate', 'n_speakers', 'language'],
+  usesSharedEspeak: espeakUnlessLexicon,
+  model: (pack, espeakDataDir) => ({
+    vits: { model: requireFile(pack, 'model'), tokens: requireFile(pack, 'tokens'), ...phonemizer(pack, espeakDataDir) },
+  }),
+});
+
+export const piperVits = defineFamily({
+  id: 'piper-vits',
   name: 'Piper/VITS',
-  kinds: ['tts-vits'],
+  kinds: { 'tts-vits': vitsKind },
   detect(folder) {
     if (!folder.tokens) return undefined;
     const { model, metadata, modelType } = folder.single;
@@ -18,7 +28,8 @@ export const piperVits: ModelFamily = {
     const lang = languageCode(metadata.language) ?? languagesFromName(folder.id)[0];
     return { kind: 'tts-vits', files, languages: lang ? [lang] : [], main: folder.abs(model) };
   },
-  requiredMetadata: { 'tts-vits': ['sample_rate', 'n_speakers', 'language'] },
-  usesSharedEspeak: espeakUnlessLexicon,
-  testLoad: ttsTestLoad,
-};
+  languagesFromMetadata(metadata) {
+    const lang = languageCode(metadata.language);
+    return lang ? [lang] : [];
+  },
+});

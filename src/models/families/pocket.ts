@@ -2,12 +2,30 @@
  * Pocket TTS (zero-shot, English): lm_flow, lm_main, encoder, decoder and text_conditioner models
  * with vocab.json and token_scores.json. It conditions on reference audio alone.
  */
-import type { ModelFamily } from './family.js';
-import { zeroShotTestLoad } from './test-loads.js';
+import { defineFamily } from './family.js';
+import { requireFile, zeroShotKind } from './tts-kinds.js';
 
-export const pocket: ModelFamily = {
+export const pocket = defineFamily({
+  id: 'pocket',
   name: 'Pocket TTS',
-  kinds: ['tts-pocket'],
+  kinds: {
+    // A SentencePiece-style vocabulary instead of tokens.txt, and no phonemiser.
+    'tts-pocket': zeroShotKind({
+      engineName: 'pocket-tts',
+      needsReferenceText: false,
+      model: (pack) => ({
+        pocket: {
+          lmFlow: requireFile(pack, 'lmFlow'),
+          lmMain: requireFile(pack, 'lmMain'),
+          encoder: requireFile(pack, 'encoder'),
+          decoder: requireFile(pack, 'decoder'),
+          textConditioner: requireFile(pack, 'textConditioner'),
+          vocabJson: requireFile(pack, 'vocabJson'),
+          tokenScoresJson: requireFile(pack, 'tokenScoresJson'),
+        },
+      }),
+    }),
+  },
   detect(folder) {
     if (!folder.names.includes('token_scores.json') && !/pocket/i.test(folder.lower)) return undefined;
     const pick = (re: RegExp) => folder.pickPreferred(folder.onnx.filter((n) => re.test(n)));
@@ -26,5 +44,4 @@ export const pocket: ModelFamily = {
     for (const [role, name] of Object.entries(parts)) files[role] = folder.abs(name!);
     return { kind: 'tts-pocket', files, languages: ['en'], main: files.encoder };
   },
-  testLoad: zeroShotTestLoad,
-};
+});

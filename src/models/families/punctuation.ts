@@ -4,13 +4,26 @@
  * - sherpa-onnx-online-punct-en-* (CNN-BiLSTM, `OnlinePunctuation`): model.onnx and its bpe.vocab.
  * `format=true` would use one when installed; without one, the rule-based fallback formats.
  */
-import { loadSherpaOnnx, type SherpaOfflinePunctuationConfig, type SherpaOnlinePunctuationConfig } from '../../engines/sherpa-onnx.js';
-import { buildPunctuationConfig } from '../../engines/sherpa-punctuation.js';
-import type { ModelFamily } from './family.js';
+import { defineFamily, requirePackFiles } from './family.js';
 
-export const punctuation: ModelFamily = {
+export const punctuation = defineFamily({
+  id: 'sherpa-punctuation',
   name: 'punctuation',
-  kinds: ['punctuation-ct-transformer', 'punctuation-cnn-bilstm'],
+  kinds: {
+    'punctuation-ct-transformer': {
+      capability: 'offline-punctuation',
+      engineConfig: (pack, options) => ({ model: { ctTransformer: requirePackFiles(pack, ['model']).model, numThreads: options.numThreads, provider: 'cpu', debug: 0 } }),
+      traits: () => ({}),
+    },
+    'punctuation-cnn-bilstm': {
+      capability: 'online-punctuation',
+      engineConfig(pack, options) {
+        const f = requirePackFiles(pack, ['model', 'bpeVocab']);
+        return { model: { cnnBilstm: f.model, bpeVocab: f.bpeVocab, numThreads: options.numThreads, provider: 'cpu', debug: 0 } };
+      },
+      traits: () => ({}),
+    },
+  },
   detect(folder) {
     if (!/punct/.test(folder.lower)) return undefined;
     const model = folder.pickPreferred(folder.onnx);
@@ -24,13 +37,4 @@ export const punctuation: ModelFamily = {
     }
     return { problem: 'a punctuation pack whose kind could not be told from its name (ct-transformer or online-punct)' };
   },
-  async testLoad(pack) {
-    const sherpa = loadSherpaOnnx();
-    const config = buildPunctuationConfig(pack);
-    const model =
-      pack.kind === 'punctuation-ct-transformer'
-        ? new sherpa.OfflinePunctuation(config as SherpaOfflinePunctuationConfig)
-        : new sherpa.OnlinePunctuation(config as SherpaOnlinePunctuationConfig);
-    return { text: model.addPunct('hello how are you i am fine thank you') };
-  },
-};
+});

@@ -1,10 +1,18 @@
 /** SenseVoice: one model with tokens.txt; detects the language, tags emotion and events. */
-import type { ModelFamily } from './family.js';
-import { offlineAsrTestLoad } from './test-loads.js';
+import { offlineAsrKind } from './asr-kinds.js';
+import { defineFamily, requirePackFiles } from './family.js';
 
-export const senseVoice: ModelFamily = {
+export const senseVoice = defineFamily({
+  id: 'sense-voice',
   name: 'SenseVoice',
-  kinds: ['asr-sense-voice'],
+  kinds: {
+    'asr-sense-voice': offlineAsrKind({
+      requiredMetadata: ['lfr_window_size', 'lfr_window_shift'],
+      // Language "" = auto: SenseVoice tags each segment with the language it heard; ITN on for digits.
+      model: (pack) => ({ senseVoice: { model: requirePackFiles(pack, ['model']).model, language: '', useInverseTextNormalization: 1 } }),
+      tokenTimestamps: true,
+    }),
+  },
   detect(folder) {
     if (!folder.tokens) return undefined;
     const { model, metadata } = folder.single;
@@ -12,6 +20,4 @@ export const senseVoice: ModelFamily = {
     const files = { model: folder.abs(model), tokens: folder.abs(folder.tokens) };
     return { kind: 'asr-sense-voice', files, languages: ['multi', 'zh', 'en', 'ja', 'ko', 'yue'], main: folder.abs(model) };
   },
-  requiredMetadata: { 'asr-sense-voice': ['lfr_window_size', 'lfr_window_shift'] },
-  testLoad: offlineAsrTestLoad,
-};
+});

@@ -1,11 +1,38 @@
 /** Whisper: <size>-encoder(.int8).onnx, <size>-decoder(.int8).onnx, <size>-tokens.txt. */
-import type { ModelFamily } from './family.js';
+import type { SherpaOfflineRecognizerConfig } from '../../engines/sherpa-onnx.js';
+import { offlineAsrKind } from './asr-kinds.js';
+import { defineFamily, requirePackFiles } from './family.js';
 import { WHISPER_LANGUAGES } from './languages.js';
-import { offlineAsrTestLoad } from './test-loads.js';
 
-export const whisper: ModelFamily = {
+/** Whisper's language token: ISO 639-1, "" to let the model detect it. */
+function whisperLanguage(language: string | undefined): string {
+  return !language || language === 'multi' ? '' : language;
+}
+
+/** The language is part of Whisper's config: each request's is applied with setConfig before its decode. */
+function forLanguage(config: SherpaOfflineRecognizerConfig, language: string): SherpaOfflineRecognizerConfig {
+  const whisper = config.modelConfig.whisper;
+  if (!whisper || whisper.language === whisperLanguage(language)) return config;
+  return { ...config, modelConfig: { ...config.modelConfig, whisper: { ...whisper, language: whisperLanguage(language) } } };
+}
+
+export const whisper = defineFamily({
+  id: 'whisper',
   name: 'Whisper',
-  kinds: ['asr-whisper'],
+  kinds: {
+    'asr-whisper': offlineAsrKind({
+      requiredMetadata: ['n_text_layer', 'n_text_ctx', 'sot', 'eot'],
+      model: (pack) => {
+        const f = requirePackFiles(pack, ['encoder', 'decoder']);
+        // Language "" = detect; tailPaddings -1: sherpa's default padding (the examples' value).
+        return { whisper: { encoder: f.encoder, decoder: f.decoder, language: '', task: 'transcribe', tailPaddings: -1 } };
+      },
+      tokenTimestamps: false,
+      // Whisper's encoder takes exactly 30 s of audio (sherpa pads shorter input, longer is refused).
+      windowSeconds: 30,
+      forLanguage,
+    }),
+  },
   detect(folder) {
     const encoders = folder.onnx.filter((n) => /-encoder(\.int8)?\.onnx$/i.test(n));
     const tokens = folder.names.filter((n) => /-tokens\.txt$/i.test(n));
@@ -23,6 +50,4 @@ export const whisper: ModelFamily = {
       main: folder.abs(encoder),
     };
   },
-  requiredMetadata: { 'asr-whisper': ['n_text_layer', 'n_text_ctx', 'sot', 'eot'] },
-  testLoad: offlineAsrTestLoad,
-};
+});

@@ -1,14 +1,52 @@
 /** icefall zipformer (and other k2) models: streaming and offline transducers, and CTC. */
-import { loadSherpaOnnx } from '../../engines/sherpa-onnx.js';
-import { buildOnlineRecognizerConfig } from '../../engines/sherpa-online-recognizer.js';
-import { TEST_SAMPLE_RATE, testAudio, type ModelFamily } from './family.js';
+import type { KindDefinition } from './family.js';
+import type { ModelPack } from '../model-pack.js';
+import { bpeVocabOf } from '../../engines/server/sherpa-hotwords.js';
+import type { SherpaOnlineRecognizerConfig } from '../../engines/sherpa-onnx.js';
+import { ASR_SAMPLE_RATE, offlineAsrKind, offlineTransducerKind, transducerHotwords } from './asr-kinds.js';
+import { defineFamily, requirePackFiles } from './family.js';
 import { languagesFromName } from './languages.js';
-import { offlineAsrTestLoad } from './test-loads.js';
 import { transducerFiles } from './transducer.js';
 
-export const zipformer: ModelFamily = {
+/**
+ * A streaming transducer decoding greedily, one intra-op thread (it runs on a worker thread of
+ * the pool, beside others). A request's hotwords load a second model from this config
+ * (modified beam search reading a hotwords file).
+ */
+function onlineTransducerConfig(pack: ModelPack): SherpaOnlineRecognizerConfig {
+  const files = requirePackFiles(pack, ['encoder', 'decoder', 'joiner', 'tokens']);
+  const bpeVocab = bpeVocabOf(pack.files);
+  return {
+    featConfig: { sampleRate: ASR_SAMPLE_RATE, featureDim: 80 },
+    modelConfig: {
+      transducer: { encoder: files.encoder, decoder: files.decoder, joiner: files.joiner },
+      tokens: files.tokens,
+      numThreads: 1,
+      provider: 'cpu',
+      debug: 0,
+      // Only needed for hotwords written as words; harmless otherwise.
+      ...(bpeVocab ? { modelingUnit: 'bpe', bpeVocab } : {}),
+    },
+    decodingMethod: 'greedy_search',
+    // The pipeline hands over VAD segments; endpointing inside one would only split it.
+    enableEndpoint: 0,
+  };
+}
+
+const onlineTransducer: KindDefinition<'online-asr'> = {
+  capability: 'online-asr',
+  engineConfig: (pack) => onlineTransducerConfig(pack),
+  traits: (pack, config) => ({ hotwords: transducerHotwords(pack, config.modelConfig.bpeVocab) }),
+};
+
+export const zipformer = defineFamily({
+  id: 'zipformer',
   name: 'zipformer',
-  kinds: ['asr-online-transducer', 'asr-offline-transducer', 'asr-zipformer-ctc'],
+  kinds: {
+    'asr-online-transducer': onlineTransducer,
+    'asr-offline-transducer': offlineTransducerKind({}),
+    'asr-zipformer-ctc': offlineAsrKind({ model: (pack) => ({ zipformerCtc: { model: requirePackFiles(pack, ['model']).model } }), tokenTimestamps: true }),
+  },
   detect(folder) {
     const transducer = transducerFiles(folder);
     if (transducer && 'problem' in transducer) return transducer;
@@ -32,13 +70,4 @@ export const zipformer: ModelFamily = {
     const files = { model: folder.abs(model), tokens: folder.abs(folder.tokens), ...folder.bpeVocab };
     return { kind: 'asr-zipformer-ctc', files, languages: languagesFromName(folder.id), main: folder.abs(model) };
   },
-  async testLoad(pack) {
-    if (pack.kind !== 'asr-online-transducer') return offlineAsrTestLoad(pack);
-    const recognizer = new (loadSherpaOnnx().OnlineRecognizer)(buildOnlineRecognizerConfig(pack));
-    const stream = recognizer.createStream();
-    stream.acceptWaveform({ samples: testAudio(), sampleRate: TEST_SAMPLE_RATE });
-    stream.inputFinished();
-    while (recognizer.isReady(stream)) recognizer.decode(stream);
-    return { text: recognizer.getResult(stream).text };
-  },
-};
+});

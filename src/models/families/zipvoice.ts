@@ -3,13 +3,45 @@
  * and espeak-ng-data. Upstream's pack (sherpa-onnx-zipvoice-*) ships the vocoder separately
  * (vocoder-models/vocos_24khz.onnx); it belongs in the pack's folder, where `parley models pull` puts it.
  */
-import type { ModelFamily } from './family.js';
+import { defineFamily } from './family.js';
 import { languagesFromName } from './languages.js';
-import { zeroShotTestLoad } from './test-loads.js';
+import { espeakUnlessOwnData, requireFile, zeroShotKind } from './tts-kinds.js';
 
-export const zipvoice: ModelFamily = {
+/**
+ * ZipVoice's flow-matching settings, upstream's defaults (offline-tts-zipvoice-model-config.h):
+ * the prompt's log-mel scale, the timestep shift, the RMS a quiet prompt is raised to, and the
+ * classifier-free guidance scale.
+ */
+const ZIPVOICE_DEFAULTS = { featScale: 0.1, tShift: 0.5, targetRms: 0.1, guidanceScale: 1.0 } as const;
+
+export const zipvoice = defineFamily({
+  id: 'zipvoice',
   name: 'ZipVoice',
-  kinds: ['tts-zipvoice'],
+  kinds: {
+    // Every ZipVoice metadata key has a default in sherpa; the vocoder's model_type has none (it
+    // is checked by the test load, which runs in a child process).
+    'tts-zipvoice': zeroShotKind({
+      usesSharedEspeak: espeakUnlessOwnData,
+      engineName: 'zipvoice',
+      // It conditions on what the reference sample says as well as on its sound.
+      needsReferenceText: true,
+      // Its frontend needs both its lexicon (Chinese, listed English words) and espeak-ng.
+      model: (pack, espeakDataDir) => {
+        const tokens = requireFile(pack, 'tokens');
+        return {
+          zipvoice: {
+            tokens,
+            encoder: requireFile(pack, 'encoder'),
+            decoder: requireFile(pack, 'decoder'),
+            vocoder: requireFile(pack, 'vocoder'),
+            dataDir: pack.files.dataDir ?? espeakDataDir,
+            lexicon: requireFile(pack, 'lexicon'),
+            ...ZIPVOICE_DEFAULTS,
+          },
+        };
+      },
+    }),
+  },
   detect(folder) {
     const pick = (re: RegExp) => folder.pickPreferred(folder.onnx.filter((n) => re.test(n)));
     const encoder = pick(/^(text_)?encoder/i);
@@ -38,8 +70,4 @@ export const zipvoice: ModelFamily = {
       main: folder.abs(encoder),
     };
   },
-  // Every ZipVoice metadata key has a default in sherpa; the vocoder's model_type has none (it
-  // is checked by the test load, which runs in a child process).
-  usesSharedEspeak: (pack) => !pack.files.dataDir,
-  testLoad: zeroShotTestLoad,
-};
+});

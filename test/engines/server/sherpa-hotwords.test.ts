@@ -1,0 +1,109 @@
+/** What sherpa needs to boost keywords: the vocabulary derived from bpe.model, and the hotwords lines and files. */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../../src/engines/server/sherpa-hotwords.js';
+import { resample } from '../../../src/audio/resample.js';
+import type { PoolTask, TaskRunner } from '../../../src/engines/sherpa-tasks.js';
+import { createOnlineRecognizer } from '../../../src/engines/server/sherpa-online-recognizer.js';
+import { createWorkerPool } from '../../../src/engines/inference/worker-pool.js';
+import { REAL_TEST_MODELS, needs, sharedModel } from '../../helpers/models.js';
+import { loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from '../stt-fixtures.js';
+import type { ModelPack } from '../../../src/models/model-pack.js';
+import { enginePackAs } from '../../../src/models/families/index.js';
+
+const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH] });
+
+describe('sherpa hotwords support', () => {
+  it('derives bpe.vocab from bpe.model exactly as SentencePiece exports it (the shared pack carries both)', { skip: NEEDS }, () => {
+    const dir = sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH);
+    if (!existsSync(path.join(dir, 'bpe.vocab'))) return; // a pulled copy ships bpe.model only: derivation is all there is
+    const derived = bpeVocabFromModel(readFileSync(path.join(dir, 'bpe.model')));
+    assert.equal(derived, readFileSync(path.join(dir, 'bpe.vocab'), 'utf8'));
+    const file = bpeVocabOf({ bpeModel: path.join(dir, 'bpe.model') })!;
+    assert.equal(readFileSync(file, 'utf8'), derived, 'written to the cache for a pack without bpe.vocab');
+    assert.equal(bpeVocabOf({ bpeVocab: '/pack/bpe.vocab', bpeModel: '/pack/bpe.model' }), '/pack/bpe.vocab', 'a shipped vocabulary wins');
+    assert.equal(bpeVocabOf({}), undefined);
+    assert.equal(tokensAreUpperCase(path.join(dir, 'tokens.txt')), true);
+  });
+
+  it('refuses a file that is not a SentencePiece model', () => {
+    assert.throws(() => bpeVocabFromModel(new Uint8Array([0x08, 0x01])), /no pieces/);
+    assert.throws(() => bpeVocabFromModel(new Uint8Array([0x0a, 0x80])), /truncated/);
+  });
+
+  it('writes one "PHRASE :score" line per keyword into a content-named file per owner', () => {
+    const lines = hotwordLines([{ phrase: 'security code', score: 3 }, { phrase: 'Parley', score: 1.5 }], true);
+    assert.deepEqual(lines, ['SECURITY CODE :3', 'PARLEY :1.5']);
+    const a = hotwordsFile(lines, 'test-owner');
+    assert.equal(hotwordsFile(lines, 'test-owner'), a, 'the same list is the same file');
+    assert.notEqual(hotwordsFile(lines, 'other-owner'), a, 'owners never share files');
+    assert.equal(readFileSync(a, 'utf8'), 'SECURITY CODE :3\nPARLEY :1.5\n');
+    dropHotwordsFiles('test-owner');
+    dropHotwordsFiles('other-owner');
+    assert.equal(existsSync(a), false);
+  });
+});
+
+describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: NEEDS || needs({ corpus: true }) }, () => {
+  it('decodes a keyword list on its own model, keeps at most maxBoostedModels, and unloads and removes the rest', async () => {
+    const pool = createWorkerPool({ workers: 1 });
+    const submitted: string[] = [];
+    const unloaded: string[] = [];
+    const runner: TaskRunner<PoolTask> = {
+      submit: (task, options) => {
+        if ('config' in task && 'hotwordsFile' in task.config && task.config.hotwordsFile) submitted.push(task.config.hotwordsFile);
+        return pool.submit(task, options);
+      },
+      unload: (key) => {
+        unloaded.push(key);
+        pool.unload(key);
+      },
+    };
+    const recognizer = createOnlineRecognizer(runner, streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }), { maxBoostedModels: 1 });
+    try {
+      assert.equal(recognizer.supportsHotwords, true);
+      const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
+      const samples = await resample(audio.samples, audio.sampleRate, 16000);
+      const plain = await recognizer.recognize(samples, { language: 'en' });
+      assert.equal(submitted.length, 0, 'no keywords, no hotwords file');
+      const first = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
+      assert.equal(submitted.length, 1);
+      const fileA = submitted[0]!;
+      assert.equal(readFileSync(fileA, 'utf8'), 'PARLEY :2\n', 'upper case, as the pack spells its tokens');
+      assert.ok(first.text.length > 0 && plain.text.length > 0);
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
+      assert.equal(submitted[1], fileA, 'the same list is the same model');
+      assert.equal(unloaded.length, 0);
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'speech', score: 2 }] });
+      assert.notEqual(submitted[2], fileA);
+      assert.equal(unloaded.length, 1, 'past the bound, the least recently used model is unloaded');
+      assert.equal(existsSync(fileA), false, 'and its file removed');
+      const stream = await recognizer.openStream!({ hotwords: [{ phrase: 'speech', score: 2 }] });
+      await stream.accept(samples);
+      assert.ok((await stream.finish()).text.length > 0, 'a live stream decodes with the hotwords too');
+    } finally {
+      await recognizer.close();
+      await pool.close();
+    }
+    assert.equal(existsSync(submitted.at(-1)!), false, 'closing removes the files');
+  });
+});
+
+describe('an offline transducer pack that can boost', { skip: NEEDS }, () => {
+  it('decodes with modified beam search and its (derived) vocabulary; one that cannot keeps greedy search', () => {
+    const pack = { ...streamingEnglishPack(), kind: 'asr-offline-transducer' as const };
+    const buildOfflineRecognizerConfig = (p: ModelPack) => enginePackAs('offline-asr', p).config;
+    const plain = buildOfflineRecognizerConfig(pack);
+    assert.equal(plain.decodingMethod, 'greedy_search');
+    assert.equal(plain.modelConfig.bpeVocab, undefined);
+    const bpeModel = path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model');
+    const boosting = buildOfflineRecognizerConfig({ ...pack, files: { ...pack.files, bpeModel } });
+    assert.equal(boosting.decodingMethod, 'modified_beam_search');
+    assert.equal(boosting.maxActivePaths, 4);
+    assert.equal(boosting.modelConfig.modelingUnit, 'bpe');
+    assert.equal(readFileSync(boosting.modelConfig.bpeVocab!, 'utf8'), bpeVocabFromModel(readFileSync(bpeModel)));
+    assert.equal(buildOfflineRecognizerConfig({ ...pack, files: { ...pack.files, bpeModel }, hotwords: false }).decodingMethod, 'greedy_search', 'the family has the last word');
+  });
+});
