@@ -6,6 +6,7 @@
  * of the README (PORT, HOST, DATABASE_URL, PARLEY_DATA_DIR, ...).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 
@@ -181,7 +182,7 @@ export interface Config {
   synthesis: {
     /** Send SSE chunk data as JSON `{"audio","done"}` instead of bare base64 (newer wire format). */
     jsonChunks: boolean;
-    /** eSpeak NG worker threads. */
+    /** eSpeak NG worker threads (default: the cores available, at most 8). */
     espeakWorkers: number;
     /** espeak-ng-data for Piper packs that do not ship their own (Debian package espeak-ng-data). */
     espeakDataDir: string;
@@ -383,6 +384,40 @@ export interface Config {
   };
 }
 
+/**
+ * CPU cores this process may use: os.availableParallelism() (its CPU affinity), lowered to the
+ * container's CPU quota when one is set (cgroup v2 `cpu.max`, else v1 `cpu.cfs_quota_us` ÷
+ * `cpu.cfs_period_us`), rounded up: a container limited to 1.5 CPUs on a 64-core host gets 2.
+ * The pools whose default follows the machine are sized from it.
+ */
+export function availableCores(cgroupRoot = '/sys/fs/cgroup'): number {
+  const cores = availableParallelism();
+  const quota = cgroupQuota(cgroupRoot);
+  return quota === undefined ? cores : Math.max(1, Math.min(cores, Math.ceil(quota)));
+}
+
+/** CPUs the cgroup may use (quota ÷ period), or undefined when unlimited or unreadable. */
+function cgroupQuota(root: string): number | undefined {
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(path.join(root, file), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const v2 = read('cpu.max')?.split(/\s+/);
+  if (v2) return v2[0] === 'max' ? undefined : positiveRatio(v2[0], v2[1]);
+  return positiveRatio(read('cpu/cpu.cfs_quota_us'), read('cpu/cpu.cfs_period_us'));
+}
+
+function positiveRatio(quota: string | undefined, period: string | undefined): number | undefined {
+  const q = Number(quota);
+  const p = Number(period);
+  return q > 0 && p > 0 ? q / p : undefined;
+}
+
+const cores = availableCores();
+
 export const defaultConfig: Config = {
   port: 8080,
   host: '0.0.0.0',
@@ -404,7 +439,7 @@ export const defaultConfig: Config = {
     maxDictsPerAccount: 100,
     maxDictEntriesPerRequest: 20_000,
     maxAudioSeconds: 7_200,
-    maxConcurrentDecodes: 2,
+    maxConcurrentDecodes: cores,
     decodeQueueSize: 32,
     decodeQueueTimeoutMs: 60_000,
   },
@@ -419,7 +454,7 @@ export const defaultConfig: Config = {
     pressureKeepAliveTimeoutMs: 1_000,
   },
   auth: { keyCacheTtlMs: 5_000, keyCacheMaxEntries: 10_000, keyOutageGraceMs: 300_000 },
-  ffmpeg: { enabled: true, path: '', maxConcurrent: 2, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
+  ffmpeg: { enabled: true, path: '', maxConcurrent: cores, queueSize: 8, queueTimeoutMs: 10_000, timeoutMs: 120_000 },
   rateLimits: {
     synthesis: { perMinute: 600, burst: 60 },
     transcription: { perMinute: 120, burst: 20 },
@@ -428,11 +463,13 @@ export const defaultConfig: Config = {
   },
   synthesis: {
     jsonChunks: false,
-    espeakWorkers: 1,
+    // ~50 MB each, and each speaks ~150× faster than real time: past 8 more memory buys little.
+    espeakWorkers: Math.min(cores, 8),
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
     dictCacheMb: 64,
-    workersPerEngine: 2,
+    // One more than the cores: an engine's next sentence is already waiting when one finishes.
+    workersPerEngine: cores + 1,
   },
   admission: {
     // Several times what keeps every engine busy (2 decodes and 2 workers for transcription; a
@@ -480,7 +517,7 @@ export const defaultConfig: Config = {
     streamIdleMs: 900_000,
   },
   transcription: {
-    workers: 2,
+    workers: cores,
     queueSize: 32,
     urlConnectTimeoutMs: 5_000,
     urlTotalTimeoutMs: 60_000,
