@@ -198,6 +198,11 @@ export interface Config {
      * synthesis scheduler (first pieces first, then fair sharing: src/synthesis/scheduler.ts).
      */
     workersPerEngine: number;
+    /**
+     * Worker threads that resample and encode synthesis output, so the event loop only moves
+     * finished buffers (default: the cores available); 0 does that work on the event loop.
+     */
+    outputWorkers: number;
   };
   /**
    * Admission control (src/http/plugins/admission.ts): requests of a family in flight on this node
@@ -470,6 +475,7 @@ export const defaultConfig: Config = {
     dictCacheMb: 64,
     // One more than the cores: an engine's next sentence is already waiting when one finishes.
     workersPerEngine: cores + 1,
+    outputWorkers: cores,
   },
   admission: {
     // Several times what keeps every engine busy (2 decodes and 2 workers for transcription; a

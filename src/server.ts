@@ -106,6 +106,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       if (interrupted > 0) cloningLog.error({ interrupted }, 'voice clones left processing by a stopped server were marked failed');
     }
     const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning, observer: metrics?.synthesis });
+    if (synthesis) releasers.add('synthesis output workers', () => synthesis.close());
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());

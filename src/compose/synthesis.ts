@@ -1,6 +1,7 @@
 /** The synthesis use case over the voice registry, the pronunciation dictionaries and the account's clones. */
 import type { Config } from '../config.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+import { OutputWorkers } from '../synthesis/output-workers.js';
 import { SynthesisScheduler } from '../synthesis/scheduler.js';
 import { SynthesisService, type AccountVoices, type SynthesisObserver } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
@@ -17,5 +18,6 @@ export function buildSynthesis(
     scheduler: new SynthesisScheduler(config.synthesis.workersPerEngine),
     accountVoices: deps.accountVoices,
     observer: deps.observer,
+    output: config.synthesis.outputWorkers > 0 ? new OutputWorkers(config.synthesis.outputWorkers) : undefined,
   });
 }
