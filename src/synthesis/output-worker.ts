@@ -3,19 +3,21 @@
  * side): holds the pipelines (resampler and encoder) of the responses assigned to this thread.
  *
  * Protocol (main → worker): `{ call, op, pipeline, ... }` with op open (options), begin
- * (fromRate), push (samples, transferred), flush, end, close. Worker → main, for every call but
- * close: `{ call, ok: true, info? , output? }` (output buffers transferred) or `{ call, ok: false, message }`.
+ * (fromRate), push (samples, transferred), flush, end, close, and warm (runs every encoder once).
+ * Worker → main, for every call but close: `{ call, ok: true, info?, output?, warmed? }` (output
+ * buffers transferred) or `{ call, ok: false, message }`.
  */
 import { parentPort } from 'node:worker_threads';
 import { LocalPipeline, type PipelineInfo, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
+import { warmUpEncoders } from '../audio/warm-up.js';
 
 export type OutputRequest =
   | { call: number; op: 'open'; pipeline: number; options: PipelineOptions }
   | { call: number; op: 'begin'; pipeline: number; fromRate: number }
   | { call: number; op: 'push'; pipeline: number; samples: Float32Array }
-  | { call: number; op: 'flush' | 'end' | 'close'; pipeline: number };
+  | { call: number; op: 'flush' | 'end' | 'close' | 'warm'; pipeline: number };
 
-export type OutputReply = { call: number; ok: true; info?: PipelineInfo; output?: PipelineOutput } | { call: number; ok: false; message: string };
+export type OutputReply = { call: number; ok: true; info?: PipelineInfo; output?: PipelineOutput; warmed?: string[] } | { call: number; ok: false; message: string };
 
 const port = parentPort;
 if (!port) throw new Error('output-worker must run in a worker thread');
@@ -29,6 +31,7 @@ function send(reply: OutputReply): void {
 
 async function handle(request: OutputRequest): Promise<void> {
   const { call } = request;
+  if (request.op === 'warm') return send({ call, ok: true, warmed: (await warmUpEncoders()).warmed });
   if (request.op === 'open') {
     const pipeline = await LocalPipeline.open(request.options);
     pipelines.set(request.pipeline, pipeline);

@@ -78,6 +78,17 @@ export class OutputWorkers {
     };
   }
 
+  /** Starts every thread and runs each encoder once in it (WebAssembly compiles per thread). */
+  async warmUp(): Promise<string[]> {
+    const warmed = await Promise.all(
+      this.threads.map(async (_, i) => {
+        const thread = this.threads[i] && !this.threads[i]!.dead ? this.threads[i]! : (this.threads[i] = this.start());
+        return (await this.call(thread, 0, { op: 'warm' }, [])).warmed ?? [];
+      }),
+    );
+    return warmed[0] ?? [];
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(

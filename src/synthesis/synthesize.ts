@@ -104,10 +104,15 @@ export class SynthesisService {
       accountVoices?: AccountVoices;
       observer?: SynthesisObserver;
       /** Where resampling and encoding run (output-workers.ts); without it, on the event loop. */
-      output?: { open(options: PipelineOptions): Promise<AudioPipeline>; close(): Promise<void> };
+      output?: { open(options: PipelineOptions): Promise<AudioPipeline>; warmUp(): Promise<string[]>; close(): Promise<void> };
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
+  }
+
+  /** Runs every output encoder once in each output worker, so the first response of a format is not the one to compile it. */
+  async warmUp(): Promise<string[]> {
+    return (await this.deps.output?.warmUp()) ?? [];
   }
 
   /** Stops the output workers (after the last response). */

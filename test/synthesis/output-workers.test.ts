@@ -102,6 +102,11 @@ describe('synthesis output workers', () => {
     assert.equal(bytes.indexOf('RIFF', 4), -1);
   });
 
+  it('runs every output encoder once in each thread when warmed up', async () => {
+    const warmed = await beside.warmUp();
+    for (const name of ['resampler', 'pcm', 'wav', 'mp3', 'mulaw', 'opus', 'flac']) assert.ok(warmed.includes(name), `${name}: ${warmed.join(', ')}`);
+  });
+
   it('stops at the output cap, and the workers keep serving', async () => {
     const long = request({ text: 'This sentence is long enough to take a while to say. '.repeat(12) });
     await assert.rejects(beside.wholeFile(await beside.prepare(long), { wavHeader: true }, signal), OutputTooLongError);
