@@ -167,7 +167,7 @@ export class SynthesisService {
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
     const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate });
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats)) if (out.pcm?.length) yield out.pcm;
+      for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.pcm?.length) yield out.pcm;
     } finally {
       pipeline.close();
     }
@@ -177,8 +177,12 @@ export class SynthesisService {
     return this.deps.output ? this.deps.output.open(options) : openLocalPipeline(options);
   }
 
-  /** One prepared piece through `pipeline` (begun here, flushed at its end): its outputs as they come. */
-  private async *process(prepared: PreparedSynthesis, pipeline: AudioPipeline, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<PipelineOutput> {
+  /**
+   * One prepared piece through `pipeline` (begun here, flushed at its end): its outputs as they
+   * come. `playing`: a listener plays the audio as it comes (a stream, not a whole file), so the
+   * scheduler keeps this stream ahead of its playback.
+   */
+  private async *process(prepared: PreparedSynthesis, pipeline: AudioPipeline, signal: AbortSignal, stats: SynthesisStats | undefined, playing: boolean): AsyncGenerator<PipelineOutput> {
     const { voice, engine, request } = prepared;
     const startedAt = performance.now();
     const observer = this.deps.observer;
@@ -225,6 +229,7 @@ export class SynthesisService {
       count(out.samples);
       if (observer && out.samples && samplesHere === 0) observer.firstChunk(request.model, engine.name, (performance.now() - startedAt) / 1000);
       samplesHere += out.samples;
+      if (playing) stream.played(out.samples / request.sampleRate);
       return out.samples > 0 || (out.bytes?.length ?? 0) > 0;
     };
     try {
@@ -274,7 +279,7 @@ export class SynthesisService {
     const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format: request.outputFormat } });
     try {
       for await (const prepared of pieces) {
-        for await (const out of this.process(prepared, pipeline, signal, stats)) if (out.bytes?.length) yield out.bytes;
+        for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
       }
       const last = (await pipeline.end()).bytes;
       if (last?.length) yield last;
@@ -290,7 +295,7 @@ export class SynthesisService {
     const stats: SynthesisStats = { samples: 0 };
     const parts: Uint8Array[] = [];
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats)) if (out.bytes?.length) parts.push(out.bytes);
+      for await (const out of this.process(prepared, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
       const last = (await pipeline.end()).bytes;
       if (last?.length) parts.push(last);
     } finally {
