@@ -34,18 +34,18 @@
  * The machine's other load changes every figure: the first lines print the load average.
  * Env: PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR (default ../shared/...).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism, loadavg, setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
 import { encodeInt16 } from '../src/audio/encode.js';
 import { parseWav } from '../src/audio/wav.js';
 import { createEspeakNgEngine } from '../src/engines/espeak-ng-tts.js';
 import { prepareText } from '../src/synthesis/text/prepare.js';
-import { corpusFile, REAL_TEST_MODELS, repoRoot, sharedModel } from '../test/helpers/models.js';
-import { freePort } from '../test/helpers/server-process.js';
+import { corpusFile, REAL_TEST_MODELS } from '../test/helpers/models.js';
+import { startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
+import { stats } from './stats.js';
 import { trainJourney } from './texts.js';
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
@@ -68,19 +68,6 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim(
 // ---------------------------------------------------------------------------------------------
 // Figures
 
-interface Stats {
-  n: number;
-  p50: number;
-  p95: number;
-  max: number;
-}
-
-function stats(values: number[]): Stats {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
-  return { n: sorted.length, p50: at(0.5), p95: at(0.95), max: sorted.at(-1) ?? NaN };
-}
-
 const fixed = (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 const ratio = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
 const line = (label: string, value: string, beside = '') => console.log(`  ${label.padEnd(52)} ${value.padStart(14)}  ${beside}`);
@@ -89,12 +76,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------
 // Servers in their own processes, their CPU time read from /proc
 
-interface Server {
-  url: string;
-  key: string;
-  child: ChildProcess;
+interface Server extends ServerProcess {
+  /** CPUs the server may use. */
   cores: number;
-  stop(): Promise<void>;
 }
 
 /** utime + stime (seconds) of `pid`, all its threads, and every live process under it. */
@@ -133,63 +117,20 @@ function statOf(file: string): [number, number] {
   return [Number(fields[1]), Number(fields[11]) + Number(fields[12])];
 }
 
+/** The loads here are the machine's limit, not an abusive client: admission and per-address caps off. */
+const UNLIMITED = {
+  PARLEY_ADMISSION__SYNTHESIS__MAX_IN_FLIGHT: '0',
+  PARLEY_ADMISSION__TRANSCRIPTION__MAX_IN_FLIGHT: '0',
+  PARLEY_HTTP__MAX_CONNECTIONS_PER_ADDRESS: '2000',
+  PARLEY_HTTP__MAX_CONNECTIONS: '4000',
+  PARLEY_REALTIME__MAX_SOCKETS_PER_ACCOUNT: '500',
+  PARLEY_TRANSCRIPTION__QUEUE_SIZE: '256',
+  PARLEY_INFERENCE__MAX_WAITING: '512',
+};
+
 async function startServer(options: { cpus?: string; packs?: string[] } = {}): Promise<Server> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-throughput-'));
-  const models = path.join(dataDir, 'models');
-  mkdirSync(models);
-  for (const name of options.packs ?? []) symlinkSync(sharedModel(name), path.join(models, name), 'dir');
-  const port = await freePort();
-  const key = `sk_${'t'.repeat(40)}`;
-  const node = [process.execPath, '--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts'), 'serve'];
-  // taskset execs the server in its own process, so the child's pid is the server's.
-  const [command, ...args] = options.cpus ? ['taskset', '-c', options.cpus, ...node] : node;
-  const child = spawn(command!, args, {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', process.env.PARLEY_TEST_SERVER_LOGS ? 'inherit' : 'ignore'],
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_MODELS_DIR: models,
-      PARLEY_API_KEY: key,
-      PARLEY_LOG_LEVEL: 'warn',
-      PARLEY_RATE_LIMITS__SYNTHESIS__PER_MINUTE: '0',
-      PARLEY_RATE_LIMITS__TRANSCRIPTION__PER_MINUTE: '0',
-      PARLEY_RATE_LIMITS__MANAGEMENT__PER_MINUTE: '0',
-      // The loads here are the machine's limit, not an abusive client: admission and per-address caps off.
-      PARLEY_ADMISSION__SYNTHESIS__MAX_IN_FLIGHT: '0',
-      PARLEY_ADMISSION__TRANSCRIPTION__MAX_IN_FLIGHT: '0',
-      PARLEY_HTTP__MAX_CONNECTIONS_PER_ADDRESS: '2000',
-      PARLEY_HTTP__MAX_CONNECTIONS: '4000',
-      PARLEY_REALTIME__MAX_SOCKETS_PER_ACCOUNT: '500',
-      PARLEY_TRANSCRIPTION__QUEUE_SIZE: '256',
-      PARLEY_INFERENCE__MAX_WAITING: '512',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`the server did not start (exit code ${child.exitCode})`);
-    }
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  const cores = options.cpus ? options.cpus.split(',').length : availableParallelism();
-  return { url, key, child, cores, stop };
+  const server = await startServerProcess(options.packs ?? [], UNLIMITED, { cpus: options.cpus });
+  return { ...server, cores: options.cpus ? options.cpus.split(',').length : availableParallelism() };
 }
 
 const auth = (server: Server) => ({ authorization: `Bearer ${server.key}` });
