@@ -11,6 +11,7 @@ import { concatFloat32 } from './channel-mix.js';
 import { concatBytes, createEncoder, createFileEncoder, type AudioEncoder } from './encode.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
+import { streamEncoder } from './stream-encode.js';
 
 /**
  * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
@@ -20,12 +21,15 @@ import { createStreamingResampler, type StreamingResampler } from './resample.js
  */
 export const PIPELINE_SLICE = 4096;
 
+/** What a pipeline encodes to: the synthesis formats, and Ogg Opus and FLAC (OpenAI's speech formats). */
+export type EncodedFormat = OutputFormat | 'opus' | 'flac';
+
 export interface PipelineOptions {
   /** Rate of the output, Hz. */
   toRate: number;
   /** Encode the resampled audio; without it the pipeline gives float PCM. */
   encode?: {
-    format: OutputFormat;
+    format: EncodedFormat;
     /** A whole file (createFileEncoder's rules); without it a stream. */
     file?: { wavHeader: boolean };
   };
@@ -74,7 +78,9 @@ export class LocalPipeline {
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
     const { encode, toRate } = options;
-    const encoder = !encode ? undefined : encode.file ? await createFileEncoder(encode.format, toRate, encode.file) : await createEncoder(encode.format, toRate, 'stream');
+    let encoder: AudioEncoder | undefined;
+    if (encode?.format === 'opus' || encode?.format === 'flac') encoder = await streamEncoder(encode.format, toRate);
+    else if (encode) encoder = encode.file ? await createFileEncoder(encode.format, toRate, encode.file) : await createEncoder(encode.format, toRate, 'stream');
     return new LocalPipeline(toRate, encoder);
   }
 

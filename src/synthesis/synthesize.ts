@@ -6,7 +6,7 @@
 import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes } from '../audio/encode.js';
 import { yieldToEventLoop } from '../audio/event-loop.js';
-import { openLocalPipeline, PIPELINE_SLICE, type AudioPipeline, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
+import { openLocalPipeline, PIPELINE_SLICE, type AudioPipeline, type EncodedFormat, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
@@ -261,9 +261,12 @@ export class SynthesisService {
     }
   }
 
-/** The requested output format as a byte stream: header first for wav. */
-  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
-    return this.encodedPieces(prepared.request, [prepared], signal, stats);
+  /**
+   * The requested output format as a byte stream: header first for wav. `format` overrides the
+   * request's (OpenAI's speech API also offers Ogg Opus and FLAC).
+   */
+  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, format: EncodedFormat = prepared.request.outputFormat): AsyncGenerator<Uint8Array> {
+    return this.encodedPieces(prepared.request, [prepared], signal, stats, format);
   }
 
   /**
@@ -275,8 +278,9 @@ export class SynthesisService {
     pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
     signal: AbortSignal,
     stats?: SynthesisStats,
+    format: EncodedFormat = request.outputFormat,
   ): AsyncGenerator<Uint8Array> {
-    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format: request.outputFormat } });
+    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } });
     try {
       for await (const prepared of pieces) {
         for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;

@@ -88,6 +88,19 @@ describe('synthesis output workers', () => {
     });
   }
 
+  it("streams OpenAI's FLAC and Ogg Opus from the workers as on the event loop", async () => {
+    const r = request();
+    const flacHere = Buffer.concat(await collect(inThread.encodedStream(await inThread.prepare(r), signal, undefined, 'flac')));
+    const flacThere = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal, undefined, 'flac')));
+    assert.equal(flacThere.subarray(0, 4).toString('latin1'), 'fLaC');
+    assert.ok(flacThere.equals(flacHere));
+    // Each Ogg stream has a random serial number: the same pages, not the same bytes.
+    const opusHere = Buffer.concat(await collect(inThread.encodedStream(await inThread.prepare(r), signal, undefined, 'opus')));
+    const opusThere = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal, undefined, 'opus')));
+    assert.equal(opusThere.subarray(0, 4).toString('latin1'), 'OggS');
+    assert.equal(opusThere.length, opusHere.length);
+  });
+
   it('gives the same PCM, and a request in pieces as one stream with one header', async () => {
     const r = request({ sampleRate: 16000 });
     const here = await collect(inThread.pcm(await inThread.prepare(r), signal));

@@ -73,11 +73,18 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    let pcm = synthesis.pcm(prepared, abort.signal);
-    // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
-    if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
     const stats = { samples: 0 };
-    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
+    const format = body.response_format;
+    let bytes: AsyncGenerator<Uint8Array>;
+    if (body.speed === engineSpeed && format !== 'aac') {
+      // Resampled and encoded beside the engine (the synthesis output workers).
+      bytes = synthesis.encodedStream(prepared, abort.signal, stats, format);
+    } else {
+      let pcm = synthesis.pcm(prepared, abort.signal);
+      // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
+      if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
+      bytes = encodeStream(format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: abort.signal });
+    }
     reply.header('X-Voice-Id', target.voice.id);
     if (body.stream_format === 'sse') return sse(request, reply, bytes, stats);
 
