@@ -119,7 +119,13 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     // A server without engines (tests, a CLI command) encodes and decodes nothing.
     const warmUp =
       options.warmUp ??
-      (engines && (async () => [...(await warmUpCodecs({ ffmpeg: config.ffmpeg.enabled ? ffmpegEncoder : undefined })), ...((await synthesis?.warmUp()) ?? []).map((n) => `output worker ${n}`)]));
+      (engines &&
+        (async () => {
+          const warmed = await warmUpCodecs({ ffmpeg: config.ffmpeg.enabled ? ffmpegEncoder : undefined });
+          warmed.push(...((await synthesis?.warmUp()) ?? []).map((n) => `output worker ${n}`));
+          await engines.espeak.warmUp();
+          return [...warmed, 'espeak-ng'];
+        }));
     let warmedUp = Promise.resolve();
     if (warmUp) {
       let warm: { ok: boolean; warmed?: string[]; error?: string } = { ok: false };
