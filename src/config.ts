@@ -478,7 +478,7 @@ export const defaultConfig: Config = {
     outputWorkers: cores,
   },
   admission: {
-    // Several times what keeps every engine busy (2 decodes and 2 workers for transcription; a
+    // Several times what keeps every engine busy (on 2 cores, 2 decodes and 2 workers for transcription; a
     // synthesis stream waits on its client part of the time), so an account's share still lets
     // an application behind one key run 8 transcriptions and 32 streams at once.
     synthesis: { maxInFlight: 64 },
