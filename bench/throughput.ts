@@ -23,8 +23,9 @@
  *    PLAYBACK_BUFFER_MS after its first chunk; a stream runs dry when a chunk arrives after the
  *    player has played all the audio received before it.
  * 3. Each output format (tts-v2: pcm, wav, mp3, mulaw; OpenAI /v1/audio/speech: opus, flac, aac):
- *    on a fresh server after one warm-up pcm request (which compiles eSpeak and the resampler),
- *    the format's first request ÷ its tenth.
+ *    on a server just started (measured first, before the other loads: a server left idle for
+ *    minutes runs its next request slower, as V8 drops code it has not run), after one warm-up
+ *    pcm request (which compiles eSpeak and the resampler), the format's first request ÷ its tenth.
  * 4. Transcription (POST /api/v1/stt/get_text, a 16.7 s corpus recording, shared Silero VAD and
  *    streaming zipformer): server CPU per request, throughput with 4 and 16 clients ÷ its limit;
  *    WebSocket streaming transcription, 32 streams of an 11 s recording at real-time pace in
@@ -338,55 +339,14 @@ async function main(): Promise<void> {
   const engine = await engineAlone();
 
   // Every server is spawned before this process lowers its own priority, so they keep theirs.
-  const formatsServer = await startServer();
   const twoCores = await startServer({ cpus: '0,1' });
   const oneCore = await startServer({ cpus: '0' });
   const sttServer = await startServer({ packs: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
+  const formatsServer = await startServer();
   const servers = [formatsServer, twoCores, oneCore, sttServer];
   try {
-    setPriority(19);
-    const cores = twoCores.cores;
-
-    // 1. get_speech
-    await getSpeech(twoCores); // warm-up
-    await getSpeech(twoCores);
-    const server = await serverCpuPerRequest(twoCores, RUNS, () => getSpeech(twoCores));
-    const limit = cores / server.cpu;
-    const engineLimit = cores / engine.perRequest;
-    console.log('get_speech (tts-v2, WAV):');
-    line('engine CPU per request (in-process, no resample/encode)', `${fixed(engine.perRequest * 1000)} ms`, `wall ${fixed(engine.wall * 1000)} ms`);
-    line('server CPU per request (process tree, 1 client)', `${fixed(server.cpu * 1000)} ms`, `wall ${fixed(server.wall * 1000)} ms; main thread ${fixed(server.main * 1000)} ms`);
-    line('server CPU ÷ engine CPU', ratio(server.cpu / engine.perRequest), '(target ≤ 1.25)');
-    line(`throughput limit = ${cores} cores ÷ server CPU`, `${fixed(limit)} req/s`, `(from engine CPU alone: ${fixed(engineLimit)} req/s)`);
-    const one = await throughput(1, () => getSpeech(twoCores));
-    line('1 client', `${fixed(one.rate)} req/s`, `÷ limit ${ratio(one.rate / limit)}`);
-    for (const clients of [16, 64]) {
-      const r = await throughput(clients, () => getSpeech(twoCores));
-      line(`${clients} clients`, `${fixed(r.rate)} req/s`, `÷ limit ${ratio(r.rate / limit)} (target ≥ 0.85); ÷ 1 client ${ratio(r.rate / one.rate)} (target ≥ ${fixed(0.85 * cores, 2)})${r.failed ? `; ${r.failed} failed` : ''}`);
-    }
-    await getSpeech(oneCore);
-    const single = await throughput(16, () => getSpeech(oneCore));
-    const dual = await throughput(16, () => getSpeech(twoCores));
-    line('16 clients, server under taskset -c 0 (1 core)', `${fixed(single.rate)} req/s`);
-    line('16 clients, server under taskset -c 0,1 (2 cores)', `${fixed(dual.rate)} req/s`, `2 cores ÷ 1 core ${ratio(dual.rate / single.rate)} (target ≥ 1.8)`);
-
-    // 2. SSE streams
-    console.log(`\nSSE /tts-v2/stream, every stream read to its end (a player starts ${PLAYBACK_BUFFER_MS} ms after the first chunk):`);
-    line('engine CPU of the first sentence (first piece)', `${fixed(engine.firstSentence * 1000)} ms`);
-    await sseStream(twoCores);
-    const alone = stats(await Promise.all([0, 1, 2].map(async (i) => (await sleep(i * 300), await sseStream(twoCores)).firstMs)));
-    line('first chunk, 1 stream (p50 of 3)', `${fixed(alone.p50)} ms`);
-    for (const c of SSE_STREAMS) {
-      const runs = await Promise.all(Array.from({ length: c }, () => sseStream(twoCores)));
-      const first = stats(runs.map((r) => r.firstMs));
-      const firstLimit = (c * engine.firstSentence * 1000) / cores;
-      const dry = runs.filter((r) => r.dry).length;
-      line(`${c} streams: first-chunk p95`, `${fixed(first.p95)} ms`, `limit ${fixed(firstLimit)} ms; ÷ limit ${ratio(first.p95 / firstLimit)} (target ≤ 2.0); p50 ${fixed(first.p50)} ms; ran dry ${dry} of ${c} (target 0)`);
-      await sleep(1_000);
-    }
-
-    // 3. First request of each format ÷ its tenth
-    console.log('\nFirst request of each format ÷ its tenth (fresh server, after one warm-up pcm request):');
+    // First request of each format ÷ its tenth
+    console.log('First request of each format ÷ its tenth (a server just started, after one warm-up pcm request):');
     await getSpeech(formatsServer, 'pcm');
     const formats: [string, () => Promise<number>][] = [
       ...['pcm', 'wav', 'mp3', 'mulaw'].map((f): [string, () => Promise<number>] => [`${f} (tts-v2)`, () => getSpeech(formatsServer, f)]),
@@ -406,7 +366,48 @@ async function main(): Promise<void> {
       }
     }
 
-    // 4. Transcription
+    setPriority(19);
+    const cores = twoCores.cores;
+
+    // get_speech
+    await getSpeech(twoCores); // warm-up
+    await getSpeech(twoCores);
+    const server = await serverCpuPerRequest(twoCores, RUNS, () => getSpeech(twoCores));
+    const limit = cores / server.cpu;
+    const engineLimit = cores / engine.perRequest;
+    console.log('\nget_speech (tts-v2, WAV):');
+    line('engine CPU per request (in-process, no resample/encode)', `${fixed(engine.perRequest * 1000)} ms`, `wall ${fixed(engine.wall * 1000)} ms`);
+    line('server CPU per request (process tree, 1 client)', `${fixed(server.cpu * 1000)} ms`, `wall ${fixed(server.wall * 1000)} ms; main thread ${fixed(server.main * 1000)} ms`);
+    line('server CPU ÷ engine CPU', ratio(server.cpu / engine.perRequest), '(target ≤ 1.25)');
+    line(`throughput limit = ${cores} cores ÷ server CPU`, `${fixed(limit)} req/s`, `(from engine CPU alone: ${fixed(engineLimit)} req/s)`);
+    const one = await throughput(1, () => getSpeech(twoCores));
+    line('1 client', `${fixed(one.rate)} req/s`, `÷ limit ${ratio(one.rate / limit)}`);
+    for (const clients of [16, 64]) {
+      const r = await throughput(clients, () => getSpeech(twoCores));
+      line(`${clients} clients`, `${fixed(r.rate)} req/s`, `÷ limit ${ratio(r.rate / limit)} (target ≥ 0.85); ÷ 1 client ${ratio(r.rate / one.rate)} (target ≥ ${fixed(0.85 * cores, 2)})${r.failed ? `; ${r.failed} failed` : ''}`);
+    }
+    await getSpeech(oneCore);
+    const single = await throughput(16, () => getSpeech(oneCore));
+    const dual = await throughput(16, () => getSpeech(twoCores));
+    line('16 clients, server under taskset -c 0 (1 core)', `${fixed(single.rate)} req/s`);
+    line('16 clients, server under taskset -c 0,1 (2 cores)', `${fixed(dual.rate)} req/s`, `2 cores ÷ 1 core ${ratio(dual.rate / single.rate)} (target ≥ 1.8)`);
+
+    // SSE streams
+    console.log(`\nSSE /tts-v2/stream, every stream read to its end (a player starts ${PLAYBACK_BUFFER_MS} ms after the first chunk):`);
+    line('engine CPU of the first sentence (first piece)', `${fixed(engine.firstSentence * 1000)} ms`);
+    await sseStream(twoCores);
+    const alone = stats(await Promise.all([0, 1, 2].map(async (i) => (await sleep(i * 300), await sseStream(twoCores)).firstMs)));
+    line('first chunk, 1 stream (p50 of 3)', `${fixed(alone.p50)} ms`);
+    for (const c of SSE_STREAMS) {
+      const runs = await Promise.all(Array.from({ length: c }, () => sseStream(twoCores)));
+      const first = stats(runs.map((r) => r.firstMs));
+      const firstLimit = (c * engine.firstSentence * 1000) / cores;
+      const dry = runs.filter((r) => r.dry).length;
+      line(`${c} streams: first-chunk p95`, `${fixed(first.p95)} ms`, `limit ${fixed(firstLimit)} ms; ÷ limit ${ratio(first.p95 / firstLimit)} (target ≤ 2.0); p50 ${fixed(first.p50)} ms; ran dry ${dry} of ${c} (target 0)`);
+      await sleep(1_000);
+    }
+
+    // Transcription
     const wav = new Uint8Array(readFileSync(corpusFile(STT_FILE)));
     const recordingSeconds = parseWav(wav).samples.length / 16_000;
     console.log(`\nTranscription (POST /api/v1/stt/get_text, ${STT_FILE}, ${fixed(recordingSeconds)} s):`);
