@@ -189,12 +189,6 @@ export class SynthesisService {
     let samplesHere = 0;
     // A model reload during this synthesis must not close its engine under it.
     const release = engine.hold?.();
-    try {
-      await pipeline.begin(voice.sampleRate);
-    } catch (err) {
-      release?.();
-      throw err;
-    }
     const maxSamples = Math.floor(this.limits.maxOutputSeconds * request.sampleRate);
     // A request sent in pieces counts every piece's audio against the limit.
     let produced = stats?.samples ?? 0;
@@ -224,6 +218,10 @@ export class SynthesisService {
     // On the event loop, pieces go in slices that keep the first bytes from waiting for the whole
     // piece and let other requests run between them; output workers take them whole.
     const slice = pipeline.inThread ? PIPELINE_SLICE : Infinity;
+    // The first sentence asks for its engine slot now, while the pipeline gets ready (in an output
+    // worker that is a round trip, which must not delay this stream's place in the scheduler).
+    let upcoming: Promise<IteratorResult<Float32Array>> | undefined = audio.next();
+    upcoming.catch(() => {}); // awaited below, or dropped when begin fails
     let first = true;
     const emitted = (out: PipelineOutput) => {
       count(out.samples);
@@ -233,10 +231,13 @@ export class SynthesisService {
       return out.samples > 0 || (out.bytes?.length ?? 0) > 0;
     };
     try {
+      await pipeline.begin(voice.sampleRate);
       for (;;) {
         let next: IteratorResult<Float32Array>;
+        const pending = upcoming ?? audio.next();
+        upcoming = undefined;
         try {
-          next = await audio.next();
+          next = await pending;
         } catch (err) {
           if (err instanceof AbortedError || signal.aborted) throw new AbortedError();
           if (err instanceof ParleyError) throw err;
