@@ -473,8 +473,9 @@ export const defaultConfig: Config = {
     espeakDataDir: '/usr/lib/x86_64-linux-gnu/espeak-ng-data',
     numThreads: 1,
     dictCacheMb: 64,
-    // One more than the cores: an engine's next sentence is already waiting when one finishes.
-    workersPerEngine: cores + 1,
+    // As many as the cores (and eSpeak's workers): a sentence waiting beyond them waits in the
+    // scheduler, where first pieces can still pass it, not in the engine's own queue.
+    workersPerEngine: cores,
     outputWorkers: cores,
   },
   admission: {

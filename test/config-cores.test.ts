@@ -38,7 +38,7 @@ describe('availableCores', () => {
     const cores = availableCores();
     const config = loadConfig({});
     assert.equal(config.synthesis.espeakWorkers, Math.min(cores, 8));
-    assert.equal(config.synthesis.workersPerEngine, cores + 1);
+    assert.equal(config.synthesis.workersPerEngine, cores);
     assert.equal(config.transcription.workers, cores);
     assert.equal(config.limits.maxConcurrentDecodes, cores);
     assert.equal(config.ffmpeg.maxConcurrent, cores);
