@@ -40,6 +40,7 @@ import { prepareText } from '../src/synthesis/text/prepare.js';
 import { corpusFile } from '../test/helpers/models.js';
 import { inferenceProcess, startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
 import { trainJourney } from './texts.js';
+import { stats, type Stats } from './stats.js';
 
 const VOICE = 'espeak-en-us-female';
 const TEXT = trainJourney.join(' ');
@@ -56,19 +57,6 @@ const TOKEN_INTERVAL_MS = 20;
 /** Two sentences: the first completes (and is spoken) while the second still streams in. */
 const LIVEKIT_TEXT = trainJourney.slice(0, 2).join(' ');
 const ALONE_RUNS = 5;
-
-interface Stats {
-  n: number;
-  p50: number;
-  p95: number;
-  max: number;
-}
-
-function stats(values: number[]): Stats {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { n: sorted.length, p50: at(0.5), p95: at(0.95), max: sorted.at(-1) ?? NaN };
-}
 
 const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : 'n/a');
 const row = (label: string, s: Stats, extra = '') => console.log(`  ${label.padEnd(34)} p50 ${ms(s.p50).padStart(8)}  p95 ${ms(s.p95).padStart(8)}  max ${ms(s.max).padStart(8)}  (n=${s.n})${extra}`);

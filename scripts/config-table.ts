@@ -21,7 +21,7 @@ function shownDefault(value: unknown): string {
 export function configTable(): string {
   const rows = settings.map((s) => {
     const names = [...s.aliases, s.env].map((name) => '`' + name + '`').join(', ');
-    return `| ${names} | ${shownDefault(s.default)} | ${s.description.replaceAll('|', '\\|')} |`;
+    return `| ${names} | ${s.defaultShown ?? shownDefault(s.default)} | ${s.description.replaceAll('|', '\\|')} |`;
   });
   return ['| env | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -9,9 +9,51 @@
  * common ones also have the short names of the README (PORT, HOST, DATABASE_URL, ...).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
 import ipaddr from 'ipaddr.js';
+
+/**
+ * CPU cores this process may use: os.availableParallelism() (its CPU affinity), lowered to the
+ * container's CPU quota when one is set (cgroup v2 `cpu.max`, else v1 `cpu.cfs_quota_us` ÷
+ * `cpu.cfs_period_us`), rounded up: a container limited to 1.5 CPUs on a 64-core host gets 2.
+ * The pools whose default follows the machine are sized from it.
+ */
+export function availableCores(cgroupRoot = '/sys/fs/cgroup'): number {
+  const cores = availableParallelism();
+  const quota = cgroupQuota(cgroupRoot);
+  return quota === undefined ? cores : Math.max(1, Math.min(cores, Math.ceil(quota)));
+}
+
+/** CPUs the cgroup may use (quota ÷ period), or undefined when unlimited or unreadable. */
+function cgroupQuota(root: string): number | undefined {
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(path.join(root, file), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const v2 = read('cpu.max')?.split(/\s+/);
+  if (v2) return v2[0] === 'max' ? undefined : positiveRatio(v2[0], v2[1]);
+  return positiveRatio(read('cpu/cpu.cfs_quota_us'), read('cpu/cpu.cfs_period_us'));
+}
+
+function positiveRatio(quota: string | undefined, period: string | undefined): number | undefined {
+  const q = Number(quota);
+  const p = Number(period);
+  return q > 0 && p > 0 ? q / p : undefined;
+}
+
+const cores = availableCores();
+
+/**
+ * A pool size whose default follows the machine (the cores this process may use); the README shows
+ * `shown` instead of this machine's figure.
+ */
+const fromCores = (value: number, shown: string, description: string, minimum = 1) =>
+  Type.Integer({ default: value, minimum, description, defaultShown: shown });
 
 const integer = (value: number, description: string, bounds: { minimum?: number; maximum?: number } = {}) =>
   Type.Integer({ default: value, minimum: 0, ...bounds, description });
@@ -120,7 +162,7 @@ export const ConfigSchema = Type.Object({
     maxDictEntriesPerRequest: integer(20_000, 'entries the dictionaries one synthesis request names may hold together (400 beyond): bounds what compiling them for one request costs'),
     // Checked against the header before decoding and counted while decoding.
     maxAudioSeconds: number(7_200, 'longest audio a transcription may decode to (uploads and URLs); longer is 400', { minimum: 1 }),
-    maxConcurrentDecodes: integer(2, 'transcription inputs decoded at once (each may hold up to `MAX_AUDIO_SECONDS` of 16 kHz audio, ~460 MB at 2 h)', { minimum: 1 }),
+    maxConcurrentDecodes: fromCores(cores, 'the cores', 'transcription inputs decoded at once (each may hold up to `MAX_AUDIO_SECONDS` of 16 kHz audio, ~460 MB at 2 h)'),
     decodeQueueSize: integer(32, 'decodes that may wait for a slot; more get 503 with `Retry-After`'),
     decodeQueueTimeoutMs: integer(60_000, 'longest wait for a decode slot before 503'),
   }),
@@ -128,7 +170,7 @@ export const ConfigSchema = Type.Object({
   ffmpeg: Type.Object({
     enabled: flag(true, '`false` never runs ffmpeg (m4a/AAC and other formats it alone decodes are refused)'),
     path: text('', 'the ffmpeg binary; empty: `ffmpeg` on the PATH'),
-    maxConcurrent: integer(2, 'ffmpeg processes at once', { minimum: 1 }),
+    maxConcurrent: fromCores(cores, 'the cores', 'ffmpeg processes at once'),
     queueSize: integer(8, 'decodes that may wait for an ffmpeg slot; more get 503 with `Retry-After`'),
     queueTimeoutMs: integer(10_000, 'longest wait for an ffmpeg slot before 503'),
     timeoutMs: integer(120_000, 'one ffmpeg run is killed after this long (the request gets 400)'),
@@ -165,11 +207,15 @@ export const ConfigSchema = Type.Object({
   }),
   synthesis: Type.Object({
     jsonChunks: flag(false, 'SSE chunk data as `{"audio","done"}` JSON (newer wire format) instead of bare base64'),
-    espeakWorkers: integer(1, 'eSpeak NG worker threads', { minimum: 1 }),
+    // ~50 MB each, and each speaks ~150× faster than real time: past 8 more memory buys little.
+    espeakWorkers: fromCores(Math.min(cores, 8), 'the cores, at most 8', 'eSpeak NG worker threads (~50 MB each)'),
     espeakDataDir: text('/usr/lib/x86_64-linux-gnu/espeak-ng-data', 'espeak-ng-data for Piper packs that ship none (Debian package espeak-ng-data)'),
     numThreads: integer(1, 'neural TTS threads per loaded voice'),
     dictCacheMb: number(64, 'memory the compiled dictionaries may hold (estimated, about 340 bytes per entry plus its text); least recently used go first'),
-    workersPerEngine: integer(2, 'sentences one TTS engine works on at once across all streams; more wait in the scheduler (first sentences first, then fair sharing)', { minimum: 1 }),
+    // As many as the cores: a sentence waiting beyond them waits in the scheduler, where first
+    // pieces can still pass it, not in the engine's own queue.
+    workersPerEngine: fromCores(cores, 'the cores', 'sentences one TTS engine works on at once across all streams; more wait in the scheduler (first pieces first, then playing streams about to run dry, then fair sharing)'),
+    outputWorkers: fromCores(cores, 'the cores', 'worker threads that resample and encode synthesis output, so the event loop only moves finished buffers; `0` does that work on the event loop', 0),
   }),
   /**
    * Admission control (src/http/plugins/admission.ts). The defaults are several times what keeps
@@ -233,7 +279,7 @@ export const ConfigSchema = Type.Object({
     streamIdleMs: integer(900_000, 'a recognition stream without audio for this long is closed inside its process (must exceed `PARLEY_REALTIME__MAX_IDLE_TIMEOUT_MS`)'),
   }),
   transcription: Type.Object({
-    workers: integer(2, 'worker threads (inside the inference process) for VAD, streaming ASR, diarization, tagging', { minimum: 1 }),
+    workers: fromCores(cores, 'the cores', 'worker threads (inside the inference process) for VAD, streaming ASR, diarization, tagging, punctuation'),
     queueSize: integer(32, 'tasks that may wait for a worker before requests get 503'),
     urlConnectTimeoutMs: integer(5_000, 'a transcription URL whose server does not answer within this is refused'),
     urlTotalTimeoutMs: integer(60_000, 'a transcription URL must be downloaded within this'),
@@ -324,6 +370,8 @@ export interface Setting {
   aliases: string[];
   schema: TSchema;
   default: unknown;
+  /** How the README states a default that depends on the machine ("the cores"). */
+  defaultShown?: string;
   description: string;
 }
 
@@ -341,7 +389,8 @@ function settingsOf(schema: TSchema, prefix: string[] = []): Setting[] {
     if (isGroup(child)) return settingsOf(child, p);
     const env = 'PARLEY_' + p.map(toUpperSnake).join('__');
     const aliases = Object.entries(envAliases).flatMap(([name, target]) => (target.join('.') === p.join('.') && name !== env ? [name] : []));
-    return [{ path: p, env, aliases, schema: child, default: child.default, description: String(child.description ?? '') }];
+    const shown = typeof child.defaultShown === 'string' ? { defaultShown: child.defaultShown } : {};
+    return [{ path: p, env, aliases, schema: child, default: child.default, ...shown, description: String(child.description ?? '') }];
   });
 }
 

@@ -14,6 +14,7 @@ import { buildSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
 import { buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
+import { warmUpCodecs } from './audio/warm-up.js';
 import type { Config } from './config.js';
 import { buildApp, type RouteRegistrar } from './http/app.js';
 import { redactingLoggerOptions } from './http/plugins/log-redaction.js';
@@ -47,6 +48,8 @@ export interface ServerOptions {
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
   /** The fetch pack installs download with (tests: one serving the catalogue's URLs from loopback). */
   packFetch?: typeof fetch;
+  /** Runs instead of compiling and running every encoder and decoder once (tests: a stand-in whose end the test decides). */
+  warmUp?: () => Promise<string[]>;
 }
 
 export interface Server {
@@ -65,6 +68,8 @@ export interface Server {
   wyoming?: WyomingServer;
   /** With TLS: read the certificate and key again for new connections (what SIGHUP does); throws, keeping the old ones, when they are not usable. */
   reloadTls(): void;
+  /** Settles when every codec has been compiled and run once (/readyz is not ready before). */
+  warmedUp: Promise<void>;
 }
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
@@ -106,6 +111,33 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
       if (interrupted > 0) cloningLog.error({ interrupted }, 'voice clones left processing by a stopped server were marked failed');
     }
     const synthesis = engines && buildSynthesis(config, { voices, dictCache: storage.dictCache, accountVoices: cloning, observer: metrics?.synthesis });
+    if (synthesis) releasers.add('synthesis output workers', () => synthesis.close());
+    const ffmpegEncoder = createFfmpegEncoder({ enabled: config.ffmpeg.enabled, path: config.ffmpeg.path || null, limits: config.ffmpeg });
+    // Not ready until every codec has been compiled and run once (in this thread and in each output
+    // worker): the first request of a format would otherwise pay for it. A codec that fails here
+    // is logged, and fails again on the request that asks for it.
+    // A server without engines (tests, a CLI command) encodes and decodes nothing.
+    const warmUp =
+      options.warmUp ??
+      (engines &&
+        (async () => {
+          const warmed = await warmUpCodecs({ ffmpeg: config.ffmpeg.enabled ? ffmpegEncoder : undefined });
+          warmed.push(...((await synthesis?.warmUp()) ?? []).map((n) => `output worker ${n}`));
+          await engines.espeak.warmUp();
+          return [...warmed, 'espeak-ng'];
+        }));
+    let warmedUp = Promise.resolve();
+    if (warmUp) {
+      let warm: { ok: boolean; warmed?: string[]; error?: string } = { ok: false };
+      warmedUp = warmUp().then(
+        (warmed) => (warm = { ok: true, warmed }),
+        (err: Error) => {
+          warm = { ok: true, error: err.message };
+          app?.log.error({ err }, 'warming up the codecs failed');
+        },
+      ) as Promise<void>;
+      readiness.codecs = async () => warm;
+    }
     let app: FastifyInstance | undefined;
     const socketSlots = buildSocketSlots(storage, config, (err) => app?.log.error({ err }, 'socket slot store failed'));
     releasers.add('socket slots', () => socketSlots.close());
@@ -166,7 +198,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         sockets,
         streamingEngines: heldEngines,
         openai: engines && {
-          ffmpeg: createFfmpegEncoder({ enabled: config.ffmpeg.enabled, path: config.ffmpeg.path || null, limits: config.ffmpeg }),
+          ffmpeg: ffmpegEncoder,
           report: () => engines.models.report(),
           catalogue: listCatalogue,
         },
@@ -194,7 +226,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
           })
       : undefined;
     if (tracing) app.addHook('onClose', async () => tracing.flush().catch((err) => log.warn({ err }, 'sending the last spans failed')));
-    return serving(app, { storage, voices, engines, jobs, metrics }, config, wyoming);
+    return serving(app, { storage, voices, engines, jobs, metrics, warmedUp }, config, wyoming);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
@@ -203,7 +235,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
 
 function serving(
   app: FastifyInstance,
-  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs' | 'metrics'>,
+  parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs' | 'metrics' | 'warmedUp'>,
   config: Config,
   startWyomingListener?: () => Promise<WyomingServer>,
 ): Server {
@@ -279,7 +311,10 @@ export interface RunningServer extends Server {
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const server = await buildServer(config, options);
   try {
-    return Object.assign(server, { url: await server.listen() });
+    const url = await server.listen();
+    // Listening already (a probe meanwhile gets 503 from /readyz); started once the codecs are warm.
+    await server.warmedUp;
+    return Object.assign(server, { url });
   } catch (err) {
     await server.close();
     throw err;

@@ -20,7 +20,8 @@ export const streamContentTypes: Record<StreamFormat, string> = {
   pcm: 'audio/pcm',
 };
 
-async function syncEncoder(format: Exclude<StreamFormat, 'aac'>, sampleRate: number): Promise<AudioEncoder> {
+/** The encoder of every stream format but aac (which only ffmpeg makes). */
+export async function streamEncoder(format: Exclude<StreamFormat, 'aac'>, sampleRate: number): Promise<AudioEncoder> {
   switch (format) {
     case 'opus':
       return new OggOpusEncoder(sampleRate);
@@ -46,7 +47,7 @@ export async function* encodeStream(
     yield* options.ffmpeg.aac(pcm, sampleRate, options.signal);
     return;
   }
-  yield* encodeWith(await syncEncoder(format, sampleRate), pcm);
+  yield* encodeWith(await streamEncoder(format, sampleRate), pcm);
 }
 
 /** Runs `pcm` through `encoder`: its bytes as they come (empty pieces skipped), then the end; abandoned if left early. */

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import { voiceListRequest } from '../http/routes/voices.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
+import { OutputWorkers } from '../synthesis/output-workers.js';
 import { SynthesisScheduler } from '../synthesis/scheduler.js';
 import { SynthesisService, type AccountVoices, type SynthesisObserver } from '../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../synthesis/voice-registry.js';
@@ -19,5 +20,6 @@ export function buildSynthesis(
     accountVoices: deps.accountVoices,
     observer: deps.observer,
     voiceListOf: voiceListRequest,
+    output: config.synthesis.outputWorkers > 0 ? new OutputWorkers(config.synthesis.outputWorkers) : undefined,
   });
 }

@@ -2,11 +2,16 @@
  * Who gets an engine next. Every synthesis stream (an SSE request, a WebSocket request) asks for
  * a slot before each piece (one sentence) it sends to an engine. Each engine has `workersPerEngine`
  * slots; when they are all taken, waiting pieces are served in this order:
- *   1. a stream's first piece, before any stream's later pieces (first audio is what a listener
+ *   1. a playing stream about to run dry: one whose listener has less than `urgentSlackSeconds`
+ *      of audio left beyond what has played (its slack), least slack first. Without this, a
+ *      crowd of new streams' first pieces would starve a stream already playing into a gap;
+ *   2. a stream's first piece, before any stream's later pieces (first audio is what a listener
  *      waits for: without this, 64 streams' first chunks queue behind whole texts);
- *   2. then the stream that has had the fewest pieces so far (fair sharing), oldest first.
+ *   3. then the playing stream with the least slack (its audio runs out first), then the stream
+ *      that has had the fewest pieces so far (fair sharing; a whole-file request has no playback),
+ *      oldest first.
  * Pieces beyond the slots wait here, not in the engine's own queue, so this order is the order
- * the engine works in.
+ * the engine works in. A stream's playback is counted from its first audio, at real time.
  */
 import { AbortedError } from '../errors.js';
 
@@ -14,7 +19,25 @@ import { AbortedError } from '../errors.js';
 export class SynthesisStream {
   /** Pieces this stream has been given a slot for. */
   served = 0;
+  /** When its first audio was produced (performance.now()); undefined before, and for a whole-file request. */
+  private firstAudioAt: number | undefined;
+  private audioSeconds = 0;
+
+  /** Records audio produced for a listener who plays it as it comes. */
+  played(seconds: number, now = performance.now()): void {
+    if (seconds <= 0) return;
+    this.firstAudioAt ??= now;
+    this.audioSeconds += seconds;
+  }
+
+  /** Seconds of audio produced beyond what the listener has played at `now`; Infinity while nothing plays. */
+  slack(now = performance.now()): number {
+    return this.firstAudioAt === undefined ? Infinity : this.audioSeconds - (now - this.firstAudioAt) / 1000;
+  }
 }
+
+/** A playing stream with less audio than this in hand goes before first pieces. */
+const DEFAULT_URGENT_SLACK_SECONDS = 1;
 
 interface Waiter {
   stream: SynthesisStream;
@@ -31,7 +54,10 @@ export class SynthesisScheduler {
   private readonly engines = new WeakMap<object, EngineSlots>();
   private order = 0;
 
-  constructor(readonly workersPerEngine: number) {
+  constructor(
+    readonly workersPerEngine: number,
+    readonly urgentSlackSeconds = DEFAULT_URGENT_SLACK_SECONDS,
+  ) {
     if (!(workersPerEngine >= 1)) throw new RangeError('workersPerEngine must be at least 1');
   }
 
@@ -70,9 +96,11 @@ export class SynthesisScheduler {
 
   /** Waiting pieces per engine are few (one per stream), so a linear pick is fine. */
   private next(slots: EngineSlots): Waiter | undefined {
+    const now = performance.now();
+    const ranked = slots.waiting.map((w) => rank(w, now, this.urgentSlackSeconds));
     let best = -1;
-    for (let i = 0; i < slots.waiting.length; i++) {
-      if (best < 0 || before(slots.waiting[i]!, slots.waiting[best]!)) best = i;
+    for (let i = 0; i < ranked.length; i++) {
+      if (best < 0 || before(ranked[i]!, ranked[best]!)) best = i;
     }
     return best < 0 ? undefined : slots.waiting.splice(best, 1)[0];
   }
@@ -94,8 +122,23 @@ export class SynthesisScheduler {
   }
 }
 
-/** Fewest pieces served first (so every first piece, at 0, goes before any later one), then oldest. */
-function before(a: Waiter, b: Waiter): boolean {
-  if (a.stream.served !== b.stream.served) return a.stream.served < b.stream.served;
-  return a.order < b.order;
+interface Ranked {
+  waiter: Waiter;
+  /** 0: playing and about to run dry; 1: a first piece; 2: any other piece. */
+  tier: number;
+  slack: number;
+}
+
+function rank(waiter: Waiter, now: number, urgentSlackSeconds: number): Ranked {
+  const slack = waiter.stream.slack(now);
+  const tier = slack < urgentSlackSeconds ? 0 : waiter.stream.served === 0 ? 1 : 2;
+  return { waiter, tier, slack };
+}
+
+/** By tier; within one, least slack (Infinity when not playing), then fewest pieces served, then oldest. */
+function before(a: Ranked, b: Ranked): boolean {
+  if (a.tier !== b.tier) return a.tier < b.tier;
+  if (a.slack !== b.slack) return a.slack < b.slack;
+  if (a.waiter.stream.served !== b.waiter.stream.served) return a.waiter.stream.served < b.waiter.stream.served;
+  return a.waiter.order < b.waiter.order;
 }

@@ -4,10 +4,9 @@
  * Everything a client can get wrong is checked in `prepare()`, before any byte is sent.
  */
 import type { OutputFormat } from '../audio/pcm.js';
-import { concatBytes, createEncoder, createFileEncoder } from '../audio/encode.js';
+import { concatBytes } from '../audio/encode.js';
 import { yieldToEventLoop } from '../concurrency/event-loop.js';
-import { createStreamingResampler } from '../audio/resample.js';
-import { encodeWith } from '../audio/stream-encode.js';
+import { openLocalPipeline, PIPELINE_SLICE, type AudioPipeline, type EncodedFormat, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
@@ -28,13 +27,6 @@ export interface SynthesisObserver {
 export interface AccountVoices {
   resolve(accountId: string, voiceId: string): Promise<ResolvedVoice | undefined>;
 }
-
-/**
- * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
- * resampling and ~0.5 ms of mp3 encoding, so the first bytes leave that soon after the engine's
- * first piece, and the event loop is never held longer than that.
- */
-const RESAMPLE_SLICE = 4096;
 
 export interface SynthesisRequest {
   accountId: string;
@@ -113,9 +105,21 @@ export class SynthesisService {
       observer?: SynthesisObserver;
       /** Where a client can list the voices of a model, named in the error for an unknown voice. */
       voiceListOf?: (model: string) => string;
+      /** Where resampling and encoding run (output-workers.ts); without it, on the event loop. */
+      output?: { open(options: PipelineOptions): Promise<AudioPipeline>; warmUp(): Promise<string[]>; close(): Promise<void> };
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
+  }
+
+  /** Runs every output encoder once in each output worker, so the first response of a format is not the one to compile it. */
+  async warmUp(): Promise<string[]> {
+    return (await this.deps.output?.warmUp()) ?? [];
+  }
+
+  /** Stops the output workers (after the last response). */
+  async close(): Promise<void> {
+    await this.deps.output?.close();
   }
 
   async prepare(request: SynthesisRequest): Promise<PreparedSynthesis> {
@@ -161,21 +165,35 @@ export class SynthesisService {
   }
 
   /**
-   * Mono PCM at the requested rate, in slices of at most RESAMPLE_SLICE engine samples, as the
-   * engine produces it (the next sentence is synthesised while this one is processed). Throws
-   * OutputTooLongError, and stops the engine, before it would pass limits.maxOutputSeconds.
+   * Mono PCM at the requested rate as the engine produces it (the next sentence is synthesised
+   * while this one is processed). Throws OutputTooLongError, and stops the engine, before it would
+   * pass limits.maxOutputSeconds.
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
+    const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate });
+    try {
+      for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.pcm?.length) yield out.pcm;
+    } finally {
+      pipeline.close();
+    }
+  }
+
+  private openPipeline(options: PipelineOptions): Promise<AudioPipeline> {
+    return this.deps.output ? this.deps.output.open(options) : openLocalPipeline(options);
+  }
+
+  /**
+   * One prepared piece through `pipeline` (begun here, flushed at its end): its outputs as they
+   * come. `playing`: a listener plays the audio as it comes (a stream, not a whole file), so the
+   * scheduler keeps this stream ahead of its playback.
+   */
+  private async *process(prepared: PreparedSynthesis, pipeline: AudioPipeline, signal: AbortSignal, stats: SynthesisStats | undefined, playing: boolean): AsyncGenerator<PipelineOutput> {
     const { voice, engine, request } = prepared;
     const startedAt = performance.now();
     const observer = this.deps.observer;
     let samplesHere = 0;
     // A model reload during this synthesis must not close its engine under it.
     const release = engine.hold?.();
-    const resampler = await createStreamingResampler(voice.sampleRate, request.sampleRate).catch((err: unknown) => {
-      release?.();
-      throw err;
-    });
     const maxSamples = Math.floor(this.limits.maxOutputSeconds * request.sampleRate);
     // A request sent in pieces counts every piece's audio against the limit.
     let produced = stats?.samples ?? 0;
@@ -202,51 +220,59 @@ export class SynthesisService {
         : speak,
       signal,
     );
-    let flushed = false;
+    // On the event loop, pieces go in slices that keep the first bytes from waiting for the whole
+    // piece and let other requests run between them; output workers take them whole.
+    const slice = pipeline.inThread ? PIPELINE_SLICE : Infinity;
+    // The first sentence asks for its engine slot now, while the pipeline gets ready (in an output
+    // worker that is a round trip, which must not delay this stream's place in the scheduler).
+    let upcoming: Promise<IteratorResult<Float32Array>> | undefined = audio.next();
+    upcoming.catch(() => {}); // awaited below, or dropped when begin fails
     let first = true;
+    const emitted = (out: PipelineOutput) => {
+      count(out.samples);
+      if (observer && out.samples && samplesHere === 0) observer.firstChunk(request.model, engine.name, (performance.now() - startedAt) / 1000);
+      samplesHere += out.samples;
+      if (playing) stream.played(out.samples / request.sampleRate);
+      return out.samples > 0 || (out.bytes?.length ?? 0) > 0;
+    };
     try {
+      await pipeline.begin(voice.sampleRate);
       for (;;) {
         let next: IteratorResult<Float32Array>;
+        const pending = upcoming ?? audio.next();
+        upcoming = undefined;
         try {
-          next = await audio.next();
+          next = await pending;
         } catch (err) {
           if (err instanceof AbortedError || signal.aborted) throw new AbortedError();
           if (err instanceof ParleyError) throw err;
           throw new EngineError(`Voice ${voice.id} failed: ${(err as Error).message}`);
         }
         if (next.done) break;
-        // Engines hand over up to a sentence at a time. Slices keep the first bytes from waiting
-        // for the whole piece, and let other requests run between them (resampling and mp3
-        // encoding run on this thread).
         const piece = next.value;
-        for (let at = 0; at < piece.length; at += RESAMPLE_SLICE) {
-          if (!first) await yieldToEventLoop();
+        for (let at = 0; at < piece.length; at += slice) {
+          if (!first && pipeline.inThread) await yieldToEventLoop();
           first = false;
           if (signal.aborted) throw new AbortedError();
-          const out = resampler.process(piece.subarray(at, at + RESAMPLE_SLICE));
-          count(out.length);
-          if (observer && out.length && samplesHere === 0) observer.firstChunk(request.model, engine.name, (performance.now() - startedAt) / 1000);
-          samplesHere += out.length;
-          if (out.length) yield out;
+          const out = await pipeline.push(slice >= piece.length ? piece : piece.subarray(at, at + slice));
+          if (emitted(out)) yield out;
         }
       }
-      const tail = resampler.flush();
-      flushed = true;
-      count(tail.length);
-      samplesHere += tail.length;
-      if (tail.length) yield tail;
+      const tail = await pipeline.flush();
+      if (emitted(tail)) yield tail;
     } finally {
-      // An abort or a consumer that stops early leaves the native filter state to free.
-      if (!flushed) resampler.dispose();
       await audio.return(undefined);
       release?.();
       if (observer && samplesHere) observer.audioProduced(request.model, engine.name, samplesHere / request.sampleRate);
     }
   }
 
-  /** The requested output format as a byte stream: header first for wav. */
-  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Uint8Array> {
-    return this.encodedPieces(prepared.request, [prepared], signal, stats);
+  /**
+   * The requested output format as a byte stream: header first for wav. `format` overrides the
+   * request's (OpenAI's speech API also offers Ogg Opus and FLAC).
+   */
+  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, format: EncodedFormat = prepared.request.outputFormat): AsyncGenerator<Uint8Array> {
+    return this.encodedPieces(prepared.request, [prepared], signal, stats, format);
   }
 
   /**
@@ -258,28 +284,34 @@ export class SynthesisService {
     pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
     signal: AbortSignal,
     stats?: SynthesisStats,
+    format: EncodedFormat = request.outputFormat,
   ): AsyncGenerator<Uint8Array> {
-    const encoder = await createEncoder(request.outputFormat, request.sampleRate, 'stream');
-    const pcm = async function* (this: SynthesisService) {
-      for await (const prepared of pieces) yield* this.pcm(prepared, signal, stats);
-    };
-    yield* encodeWith(encoder, pcm.call(this));
+    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } });
+    try {
+      for await (const prepared of pieces) {
+        for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
+      }
+      const last = (await pipeline.end()).bytes;
+      if (last?.length) yield last;
+    } finally {
+      pipeline.close();
+    }
   }
 
   /** The whole file of /get_speech, encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const rate = prepared.request.sampleRate;
-    const encoder = await createFileEncoder(prepared.request.outputFormat, rate, options);
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: prepared.request.outputFormat, file: options } });
     const stats: SynthesisStats = { samples: 0 };
     const parts: Uint8Array[] = [];
     try {
-      for await (const samples of this.pcm(prepared, signal, stats)) parts.push(encoder.push(samples));
-    } catch (err) {
-      encoder.abandon();
-      throw err;
+      for await (const out of this.process(prepared, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
+      const last = (await pipeline.end()).bytes;
+      if (last?.length) parts.push(last);
+    } finally {
+      pipeline.close();
     }
-    parts.push(encoder.end());
     // mp3 may be encoded at the nearest MPEG rate: report the rate the bytes really have.
-    return { bytes: concatBytes(parts), contentType: encoder.contentType, sampleRate: encoder.sampleRate, durationSeconds: stats.samples / rate };
+    return { bytes: concatBytes(parts), contentType: pipeline.info.contentType, sampleRate: pipeline.info.sampleRate, durationSeconds: stats.samples / rate };
   }
 }

@@ -56,7 +56,13 @@ export async function freePort(): Promise<number> {
 export async function startServerProcess(
   packs: string[],
   env: Record<string, string> = {},
-  options: { built?: boolean; /** The server serves HTTPS (env sets PARLEY_TLS__*): the certificate to trust. */ tls?: { ca: Buffer } } = {},
+  options: {
+    built?: boolean;
+    /** The server serves HTTPS (env sets PARLEY_TLS__*): the certificate to trust. */
+    tls?: { ca: Buffer };
+    /** Started under `taskset -c <cpus>` (e.g. "0"): the server and everything it starts may use only these CPUs. */
+    cpus?: string;
+  } = {},
 ): Promise<ServerProcess> {
   const dispatcher = options.tls && new Agent({ connect: { ca: options.tls.ca } });
   const get = (url: string, init: { headers?: Record<string, string> } = {}) => (dispatcher ? undiciFetch(url, { ...init, dispatcher }) : fetch(url, init));
@@ -67,7 +73,9 @@ export async function startServerProcess(
   const port = await freePort();
   const key = `sk_${'c'.repeat(40)}`;
   const entry = options.built ? [path.join(repoRoot, 'bin/parley.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cli/parley.ts')];
-  const child = spawn(process.execPath, [...entry, 'serve'], {
+  // taskset execs the server in the same process, so the child's pid is the server's.
+  const [command, ...args] = options.cpus ? ['taskset', '-c', options.cpus, process.execPath, ...entry, 'serve'] : [process.execPath, ...entry, 'serve'];
+  const child = spawn(command!, args, {
     cwd: repoRoot,
     stdio: ['ignore', process.env.PARLEY_TEST_SERVER_LOGS ? 'inherit' : 'ignore', process.env.PARLEY_TEST_SERVER_LOGS ? 'inherit' : 'ignore'],
     env: {

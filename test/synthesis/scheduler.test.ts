@@ -1,4 +1,4 @@
-/** The synthesis scheduler's order: first pieces first, then the least-served stream, then the oldest. */
+/** The synthesis scheduler's order: streams about to run dry, then first pieces, then least slack, the least-served stream, the oldest. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AbortedError } from '../../src/errors.js';
@@ -48,6 +48,34 @@ describe('SynthesisScheduler', () => {
     (await b1)();
     (await a3)();
     assert.deepEqual(granted, ['a1', 'a2', 'b1', 'a3']);
+  });
+
+  it('serves a playing stream about to run dry before first pieces, and other playing streams by least slack', async () => {
+    const scheduler = new SynthesisScheduler(1, 1);
+    const engine = {};
+    const [x, a, b, c, d] = [new SynthesisStream(), new SynthesisStream(), new SynthesisStream(), new SynthesisStream(), new SynthesisStream()];
+    const granted: string[] = [];
+    // Each of a, c, d has had its first piece; their listeners hold 0.5 s, 20 s and 5 s of audio beyond what has played.
+    for (const [stream, seconds] of [
+      [a, 0.5],
+      [c, 20],
+      [d, 5],
+    ] as const) {
+      (await scheduler.acquire(engine, stream))();
+      stream.played(seconds);
+    }
+    assert.ok(a.slack() < 1 && d.slack() > 4 && new SynthesisStream().slack() === Infinity);
+    const releaseX = await ask(scheduler, engine, x, 'x1', granted);
+    const c2 = ask(scheduler, engine, c, 'c2', granted);
+    const d2 = ask(scheduler, engine, d, 'd2', granted);
+    const b1 = ask(scheduler, engine, b, 'b1', granted);
+    const a2 = ask(scheduler, engine, a, 'a2', granted);
+    releaseX();
+    (await a2)();
+    (await b1)();
+    (await d2)();
+    (await c2)();
+    assert.deepEqual(granted, ['x1', 'a2', 'b1', 'd2', 'c2']);
   });
 
   it('runs up to workersPerEngine pieces at once per engine, and engines do not share slots', async () => {

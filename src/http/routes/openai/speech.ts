@@ -69,11 +69,18 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
         }
         throw err;
       });
-    let pcm = synthesis.pcm(prepared, request.clientGone);
-    // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
-    if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
     const stats = { samples: 0 };
-    const bytes = encodeStream(body.response_format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: request.clientGone });
+    const format = body.response_format;
+    let bytes: AsyncGenerator<Uint8Array>;
+    if (body.speed === engineSpeed && format !== 'aac') {
+      // Resampled and encoded beside the engine (the synthesis output workers).
+      bytes = synthesis.encodedStream(prepared, request.clientGone, stats, format);
+    } else {
+      let pcm = synthesis.pcm(prepared, request.clientGone);
+      // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
+      if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
+      bytes = encodeStream(format, OPENAI_SAMPLE_RATE, counted(pcm, stats), { ffmpeg: options.ffmpeg, signal: request.clientGone });
+    }
     reply.header('X-Voice-Id', target.voice.id);
     if (body.stream_format === 'sse') return sse(request, reply, bytes, stats);
 

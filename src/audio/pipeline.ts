@@ -1,0 +1,156 @@
+/**
+ * What synthesis does to an engine's audio before it leaves: resampling to the requested rate,
+ * then (optionally) encoding to the requested format. One pipeline serves one response: its
+ * encoder spans the whole response, and each piece of engine audio (a request sent in parts may
+ * change voice between pieces) gets a resampler of its own, flushed at the piece's end.
+ *
+ * `LocalPipeline` does the work in the calling thread; synthesis runs it in worker threads
+ * (src/synthesis/output-workers.ts), so that the event loop only moves finished buffers.
+ */
+import { concatFloat32 } from './channel-mix.js';
+import { concatBytes, createEncoder, createFileEncoder, type AudioEncoder } from './encode.js';
+import type { OutputFormat } from './pcm.js';
+import { createStreamingResampler, type StreamingResampler } from './resample.js';
+import { streamEncoder } from './stream-encode.js';
+
+/**
+ * Engine samples resampled and encoded at a time: at 22.05 kHz about 0.19 s of audio, ~0.5 ms of
+ * resampling and ~0.5 ms of mp3 encoding. On the event loop (no output workers) synthesis pushes
+ * slices of this size, so the first bytes leave that soon after the engine's first piece and the
+ * loop is never held longer than that.
+ */
+export const PIPELINE_SLICE = 4096;
+
+/** What a pipeline encodes to: the synthesis formats, and Ogg Opus and FLAC (OpenAI's speech formats). */
+export type EncodedFormat = OutputFormat | 'opus' | 'flac';
+
+export interface PipelineOptions {
+  /** Rate of the output, Hz. */
+  toRate: number;
+  /** Encode the resampled audio; without it the pipeline gives float PCM. */
+  encode?: {
+    format: EncodedFormat;
+    /** A whole file (createFileEncoder's rules); without it a stream. */
+    file?: { wavHeader: boolean };
+  };
+}
+
+export interface PipelineInfo {
+  /** The encoder's content type ('' without an encoder). */
+  contentType: string;
+  /** Rate of the bytes (mp3 may be encoded at the nearest MPEG rate). */
+  sampleRate: number;
+}
+
+export interface PipelineOutput {
+  /** Samples produced at the output rate (before encoding). */
+  samples: number;
+  /** Without an encoder: the resampled samples. */
+  pcm?: Float32Array;
+  /** With an encoder: the next bytes (possibly empty). */
+  bytes?: Uint8Array;
+}
+
+/** A pipeline, here or in a worker; every call waits for the previous one. */
+export interface AudioPipeline {
+  readonly info: PipelineInfo;
+  /** True when the work runs in this thread (the caller then slices long pieces to keep the event loop free). */
+  readonly inThread: boolean;
+  /** A piece of engine audio at `fromRate` begins (the previous one, if any, was flushed). */
+  begin(fromRate: number): Promise<void>;
+  /** The next engine samples of the current piece. The array may be handed over (detached). */
+  push(samples: Float32Array): Promise<PipelineOutput>;
+  /** The current piece ends: the resampler's tail. */
+  flush(): Promise<PipelineOutput>;
+  /** The response ends: the encoder's last bytes. The pipeline is finished after this. */
+  end(): Promise<PipelineOutput>;
+  /** Gives the pipeline up (an abort, a failure): frees what `end` would. Safe to call more than once. */
+  close(): void;
+}
+
+export class LocalPipeline {
+  private resampler: StreamingResampler | undefined;
+
+  private constructor(
+    private readonly toRate: number,
+    private readonly encoder: AudioEncoder | undefined,
+  ) {}
+
+  static async open(options: PipelineOptions): Promise<LocalPipeline> {
+    const { encode, toRate } = options;
+    let encoder: AudioEncoder | undefined;
+    if (encode?.format === 'opus' || encode?.format === 'flac') encoder = await streamEncoder(encode.format, toRate);
+    else if (encode) encoder = encode.file ? await createFileEncoder(encode.format, toRate, encode.file) : await createEncoder(encode.format, toRate, 'stream');
+    return new LocalPipeline(toRate, encoder);
+  }
+
+  get info(): PipelineInfo {
+    return { contentType: this.encoder?.contentType ?? '', sampleRate: this.encoder?.sampleRate ?? this.toRate };
+  }
+
+  async begin(fromRate: number): Promise<void> {
+    this.resampler?.dispose();
+    this.resampler = await createStreamingResampler(fromRate, this.toRate);
+  }
+
+  /**
+   * Resamples and encodes `samples` in slices of PIPELINE_SLICE: the Speex resampler's output
+   * length depends a little on how its input is cut, so every caller cuts the same way and a
+   * response's bytes do not depend on where the pipeline runs.
+   */
+  push(samples: Float32Array): PipelineOutput {
+    const resampler = this.resampler;
+    if (!resampler) throw new Error('push before begin');
+    if (samples.length <= PIPELINE_SLICE) return this.emit(resampler.process(samples));
+    const outputs: PipelineOutput[] = [];
+    for (let at = 0; at < samples.length; at += PIPELINE_SLICE) outputs.push(this.emit(resampler.process(samples.subarray(at, at + PIPELINE_SLICE))));
+    return {
+      samples: outputs.reduce((n, o) => n + o.samples, 0),
+      ...(this.encoder ? { bytes: concatBytes(outputs.map((o) => o.bytes!)) } : { pcm: concatFloat32(outputs.map((o) => o.pcm!)) }),
+    };
+  }
+
+  flush(): PipelineOutput {
+    const tail = this.resampler?.flush() ?? new Float32Array(0);
+    this.resampler = undefined;
+    return this.emit(tail);
+  }
+
+  end(): PipelineOutput {
+    this.resampler?.dispose();
+    this.resampler = undefined;
+    return { samples: 0, bytes: this.encoder?.end() };
+  }
+
+  close(): void {
+    this.resampler?.dispose();
+    this.resampler = undefined;
+    this.encoder?.abandon();
+  }
+
+  private emit(out: Float32Array): PipelineOutput {
+    return this.encoder ? { samples: out.length, bytes: this.encoder.push(out) } : { samples: out.length, pcm: out };
+  }
+}
+
+/** A LocalPipeline behind the async interface, working in the calling thread. */
+export async function openLocalPipeline(options: PipelineOptions): Promise<AudioPipeline> {
+  const local = await LocalPipeline.open(options);
+  let closed = false;
+  return {
+    info: local.info,
+    inThread: true,
+    begin: (fromRate) => local.begin(fromRate),
+    push: async (samples) => local.push(samples),
+    flush: async () => local.flush(),
+    end: async () => {
+      closed = true;
+      return local.end();
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      local.close();
+    },
+  };
+}

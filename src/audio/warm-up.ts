@@ -1,0 +1,90 @@
+/**
+ * Compiles and runs once every encoder and decoder the server offers, so that no client pays for
+ * it: WebAssembly modules (LAME, libopus, libFLAC, mpg123, Vorbis, the Speex resampler) compile on
+ * first use, and the first Ogg Opus response took 2.4 s where later ones took 110 ms. A quarter
+ * second of tone goes through each encoder, and the encoded files back through the decoders.
+ * Returns the names of what it ran. WebAssembly is compiled per thread: each thread that encodes
+ * or decodes runs this itself.
+ */
+import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
+import { decodeAudio } from './decode.js';
+import { concatBytes, createEncoder, type AudioEncoder } from './encode.js';
+import type { FfmpegEncoder } from './ffmpeg-encode.js';
+import { FlacEncoder } from './flac-encode.js';
+import { OggOpusEncoder } from './ogg-opus-encode.js';
+import { outputFormats } from './pcm.js';
+import { createStreamingResampler } from './resample.js';
+import { createStreamDecoder } from './stream-decoder.js';
+
+const RATE = 24_000;
+
+function tone(rate: number, seconds: number): Float32Array {
+  const out = new Float32Array(Math.round(rate * seconds));
+  for (let i = 0; i < out.length; i++) out[i] = 0.3 * Math.sin((2 * Math.PI * 440 * i) / rate);
+  return out;
+}
+
+function run(encoder: AudioEncoder, samples: Float32Array): Uint8Array {
+  return concatBytes([encoder.push(samples), encoder.end()]);
+}
+
+/** The encoders of synthesis output and the resampler (what an output worker thread runs). */
+export async function warmUpEncoders(): Promise<{ warmed: string[]; files: Record<string, Uint8Array> }> {
+  const warmed: string[] = [];
+  const files: Record<string, Uint8Array> = {};
+  // eSpeak's rate to the default output rate, and the rates transcription resamples to.
+  for (const [from, to] of [
+    [22050, RATE],
+    [RATE, 16000],
+    [44100, 16000],
+  ] as const) {
+    const resampler = await createStreamingResampler(from, to);
+    resampler.process(tone(from, 0.25));
+    resampler.flush();
+  }
+  warmed.push('resampler');
+  const samples = tone(RATE, 0.25);
+  for (const format of outputFormats) {
+    for (const mode of ['stream', 'file'] as const) files[`${format}-${mode}`] = run(await createEncoder(format, RATE, mode), samples);
+    warmed.push(format);
+  }
+  files.opus = run(new OggOpusEncoder(RATE), samples);
+  warmed.push('opus');
+  files.flac = run(await FlacEncoder.create(RATE), samples);
+  warmed.push('flac');
+  return { warmed, files };
+}
+
+/** Every encoder, every decoder of uploads and of streaming input, and aac through ffmpeg when given. */
+export async function warmUpCodecs(options: { ffmpeg?: FfmpegEncoder } = {}): Promise<string[]> {
+  const { warmed, files } = await warmUpEncoders();
+  for (const [name, bytes] of [
+    ['wav', files['wav-file']!],
+    ['mp3', files['mp3-file']!],
+    ['flac', files.flac!],
+    ['opus', files.opus!],
+  ] as const) {
+    await decodeAudio(bytes, {}, { sampleRate: 16000, ffmpeg: false });
+    warmed.push(`decode ${name}`);
+  }
+  // No encoder here makes Vorbis: compiling its decoder is the part worth doing ahead.
+  const vorbis = new OggVorbisDecoder();
+  await vorbis.ready;
+  vorbis.free();
+  warmed.push('decode vorbis');
+  const opus = await createStreamDecoder('opus', 48000);
+  opus.free();
+  warmed.push('stream decode opus');
+  if (options.ffmpeg) {
+    const pcm = (async function* () {
+      yield tone(RATE, 0.25);
+    })();
+    try {
+      for await (const bytes of options.ffmpeg.aac(pcm, RATE, new AbortController().signal)) void bytes;
+      warmed.push('aac');
+    } catch {
+      // No ffmpeg on this machine: aac requests are refused with a 400 that says so.
+    }
+  }
+  return warmed;
+}

@@ -1,0 +1,43 @@
+/** Warm start: /readyz says not ready until every codec has been compiled and run once, then ready. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { buildServer } from '../src/server.js';
+
+describe('warm start', () => {
+  it('reports not ready while the codecs warm up, and ready once they have', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-warm-'));
+    const config = loadConfig({}, { port: 0, host: '127.0.0.1', dataDir, modelsDir: path.join(dataDir, 'models'), logLevel: 'silent' });
+    let finish!: () => void;
+    const warming = new Promise<void>((resolve) => (finish = resolve));
+    let started = false;
+    const server = await buildServer(config, {
+      logger: false,
+      engines: false,
+      warmUp: async () => {
+        started = true;
+        await warming;
+        return ['stand-in codec'];
+      },
+    });
+    try {
+      const url = await server.listen();
+      assert.ok(started);
+      const before = await fetch(`${url}/readyz`);
+      assert.equal(before.status, 503);
+      assert.deepEqual(await before.json(), { status: 'not_ready' });
+      finish();
+      await server.warmedUp;
+      const after = await fetch(`${url}/readyz`);
+      assert.equal(after.status, 200);
+      assert.deepEqual(await after.json(), { status: 'ready' });
+    } finally {
+      finish();
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

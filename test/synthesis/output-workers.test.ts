@@ -1,0 +1,129 @@
+/**
+ * Resampling and encoding in output worker threads: the same bytes as on the event loop for every
+ * format, as a whole file, a stream and plain PCM; a request in pieces is one continuous stream;
+ * and the output cap still stops a synthesis.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { OutputFormat } from '../../src/audio/pcm.js';
+import type { TtsEngine, Voice } from '../../src/engines/types.js';
+import { OutputWorkers } from '../../src/synthesis/output-workers.js';
+import { PronunciationDictCache } from '../../src/synthesis/pronunciation-dict-cache.js';
+import { OutputTooLongError, SynthesisService, type SynthesisRequest } from '../../src/synthesis/synthesize.js';
+import { VoiceRegistry } from '../../src/synthesis/voice-registry.js';
+
+/**
+ * A deterministic engine (eSpeak's output length varies by a few samples from run to run): per
+ * sentence a short first piece, then longer ones, as eSpeak hands them over, of a tone whose
+ * pitch follows the text.
+ */
+function toneEngine(): TtsEngine {
+  const voice: Voice = { id: 'tone-en', displayName: 'Tone', languages: ['en'], accent: 'us', gender: 'female', sampleRate: 22050, engine: 'tone', models: ['tts-v2'] };
+  return {
+    name: 'tone',
+    listVoices: () => [voice],
+    async *synthesize(_voice, text) {
+      let phase = 0;
+      for (const length of [2206, 22050, text.length * 150]) {
+        const piece = new Float32Array(length);
+        for (let i = 0; i < length; i++) piece[i] = 0.5 * Math.sin((phase += (2 * Math.PI * (200 + text.length * 5 + (i % 700))) / 22050));
+        yield piece;
+      }
+    },
+    close: async () => {},
+  };
+}
+
+const noDicts = { versions: async () => new Map(), findMany: async (_: string, ids: string[]) => ({ found: [], missing: ids }) };
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+describe('synthesis output workers', () => {
+  let engine: TtsEngine;
+  let workers: OutputWorkers;
+  let inThread: SynthesisService;
+  let beside: SynthesisService;
+  const signal = new AbortController().signal;
+  const request = (over: Partial<SynthesisRequest> = {}): SynthesisRequest => ({
+    accountId: 'acc-1',
+    model: 'tts-v2',
+    text: 'The morning train left the station. Outside, the fields were white.',
+    voiceId: 'tone-en',
+    sampleRate: 24000,
+    speed: 1,
+    language: 'auto',
+    outputFormat: 'wav',
+    pronunciationDicts: [],
+    ...over,
+  });
+
+  before(async () => {
+    engine = toneEngine();
+    workers = new OutputWorkers(2);
+    const deps = { voices: new VoiceRegistry([engine]), dicts: new PronunciationDictCache(noDicts, { maxBytes: 100_000 }), limits: { maxOutputSeconds: 10 } };
+    inThread = new SynthesisService(deps);
+    beside = new SynthesisService({ ...deps, output: workers });
+  });
+  after(async () => {
+    await beside.close();
+    await engine.close();
+  });
+
+  for (const format of ['pcm', 'wav', 'mp3', 'mulaw'] as OutputFormat[]) {
+    it(`gives the event loop's bytes for ${format}: whole file and stream`, async () => {
+      const r = request({ outputFormat: format });
+      for (const wavHeader of [true, false]) {
+        const here = await inThread.wholeFile(await inThread.prepare(r), { wavHeader }, signal);
+        const there = await beside.wholeFile(await beside.prepare(r), { wavHeader }, signal);
+        assert.deepEqual([there.contentType, there.sampleRate, there.durationSeconds], [here.contentType, here.sampleRate, here.durationSeconds]);
+        assert.ok(Buffer.from(there.bytes).equals(Buffer.from(here.bytes)), `${format} file (header ${wavHeader}) differs`);
+      }
+      const streamHere = Buffer.concat(await collect(inThread.encodedStream(await inThread.prepare(r), signal)));
+      const streamThere = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal)));
+      assert.ok(streamHere.length > 1000 && streamThere.equals(streamHere), `${format} stream differs`);
+    });
+  }
+
+  it("streams OpenAI's FLAC and Ogg Opus from the workers as on the event loop", async () => {
+    const r = request();
+    const flacHere = Buffer.concat(await collect(inThread.encodedStream(await inThread.prepare(r), signal, undefined, 'flac')));
+    const flacThere = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal, undefined, 'flac')));
+    assert.equal(flacThere.subarray(0, 4).toString('latin1'), 'fLaC');
+    assert.ok(flacThere.equals(flacHere));
+    // Each Ogg stream has a random serial number: the same pages, not the same bytes.
+    const opusHere = Buffer.concat(await collect(inThread.encodedStream(await inThread.prepare(r), signal, undefined, 'opus')));
+    const opusThere = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal, undefined, 'opus')));
+    assert.equal(opusThere.subarray(0, 4).toString('latin1'), 'OggS');
+    assert.equal(opusThere.length, opusHere.length);
+  });
+
+  it('gives the same PCM, and a request in pieces as one stream with one header', async () => {
+    const r = request({ sampleRate: 16000 });
+    const here = await collect(inThread.pcm(await inThread.prepare(r), signal));
+    const there = await collect(beside.pcm(await beside.prepare(r), signal));
+    const joined = (parts: Float32Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+    assert.ok(joined(there).equals(joined(here)));
+
+    const resolved = await beside.resolve(r);
+    const pieces = ['The morning train left.', 'Outside, the fields were white.'].map((text) => beside.prepareText(resolved, text));
+    const bytes = Buffer.concat(await collect(beside.encodedPieces(r, pieces, signal)));
+    assert.equal(bytes.subarray(0, 4).toString('ascii'), 'RIFF');
+    assert.equal(bytes.indexOf('RIFF', 4), -1);
+  });
+
+  it('runs every output encoder once in each thread when warmed up', async () => {
+    const warmed = await beside.warmUp();
+    for (const name of ['resampler', 'pcm', 'wav', 'mp3', 'mulaw', 'opus', 'flac']) assert.ok(warmed.includes(name), `${name}: ${warmed.join(', ')}`);
+  });
+
+  it('stops at the output cap, and the workers keep serving', async () => {
+    const long = request({ text: 'This sentence is long enough to take a while to say. '.repeat(12) });
+    await assert.rejects(beside.wholeFile(await beside.prepare(long), { wavHeader: true }, signal), OutputTooLongError);
+    const file = await beside.wholeFile(await beside.prepare(request()), { wavHeader: true }, signal);
+    assert.ok(file.durationSeconds > 1);
+  });
+});
