@@ -26,8 +26,11 @@ export interface TextOptions {
   redactDigitRunsFrom?: number;
 }
 
-/** The text options as a request gives them; unset means off. */
-export type RequestedTextOptions = Partial<Pick<TextOptions, 'numerals' | 'format' | 'redactPci' | 'redactPii'>>;
+/**
+ * The text options as a request gives them; unset means off. `numerals: 'auto'` (the API's
+ * default) means digits wherever the language has an inverse normaliser, words elsewhere.
+ */
+export type RequestedTextOptions = Partial<Pick<TextOptions, 'format' | 'redactPci' | 'redactPii'>> & { numerals?: boolean | 'auto' };
 
 export interface TimedText {
   word: string;
@@ -44,17 +47,22 @@ export interface TextOptionsOutcome<T> {
   namesRedacted?: false;
 }
 
-export function wantsTextOptions(options: RequestedTextOptions): boolean {
-  return Boolean(options.numerals || options.format || options.redactPci || options.redactPii);
+/** Whether numbers in `language` become digits: `auto` turns them into digits where the language has an inverse normaliser. */
+export function numeralsFor(requested: boolean | 'auto' | undefined, language: string): boolean {
+  return requested === 'auto' ? inverseNumberWordsFor(language) !== undefined : Boolean(requested);
+}
+
+export function wantsTextOptions(options: RequestedTextOptions, language: string): boolean {
+  return Boolean(numeralsFor(options.numerals, language) || options.format || options.redactPci || options.redactPii);
 }
 
 /** The text options of a request for words in `language`, or undefined when none is set. */
 export function textOptionsFor(requested: RequestedTextOptions | undefined, language: string, pauseSeconds: number): TextOptions | undefined {
-  if (!requested || !wantsTextOptions(requested)) return undefined;
+  if (!requested || !wantsTextOptions(requested, language)) return undefined;
   return {
     language,
     pauseSeconds,
-    numerals: Boolean(requested.numerals),
+    numerals: numeralsFor(requested.numerals, language),
     format: Boolean(requested.format),
     redactPci: Boolean(requested.redactPci),
     redactPii: Boolean(requested.redactPii),

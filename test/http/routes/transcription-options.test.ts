@@ -81,7 +81,7 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
   }
 
   it('redact_pci: a spoken card number, expiry and CVV come back as placeholders with their times', async () => {
-    const plain = await transcribe(cardQuery(''), card);
+    const plain = await transcribe(cardQuery('numerals=false'), card);
     assert.equal(plain.keywords_applied, true);
     assert.match(plain.transcription, /FORTY TWO FORTY TWO/, 'the plain decode heard the card number (boosted by keywords)');
     const redacted = await transcribe(cardQuery('redact_pci=true'), card);
@@ -127,9 +127,9 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
   it('numerals=true: spoken amounts, years and ordinals as digits, each spanning the words it replaced', async () => {
     const speech = spoken('I paid twenty five dollars in nineteen eighty four and I read the twenty first edition.');
     const keywords = `keywords=${encodeURIComponent('twenty,five,dollars,nineteen,eighty,four,first,edition')}`;
-    const plain = await transcribe(`word_timestamps=true&${keywords}`, speech);
+    const plain = await transcribe(`word_timestamps=true&numerals=false&${keywords}`, speech);
     const numerals = await transcribe(`word_timestamps=true&numerals=true&${keywords}`, speech);
-    assert.doesNotMatch(plain.transcription, /\d/, 'without numerals the words stay as spoken');
+    assert.doesNotMatch(plain.transcription, /\d/, 'with numerals=false the words stay as spoken');
     assert.match(numerals.transcription, /\$25\b/);
     assert.match(numerals.transcription, /\b1984\b/);
     assert.match(numerals.transcription, /\b21st\b/);
@@ -139,6 +139,12 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
       numerals.words.map((w: any) => w.word).join(' '),
       'utterances are made of the rewritten words',
     );
+    // The API's default is auto: English has number rules, so digits.
+    for (const query of [`word_timestamps=true&${keywords}`, `word_timestamps=true&numerals=auto&${keywords}`]) {
+      const auto = await transcribe(query, speech);
+      assert.equal(auto.transcription, numerals.transcription, `${query}: digits as with numerals=true`);
+      assert.deepEqual(auto.words, numerals.words);
+    }
   });
 
   it('format=true: sentence case and end punctuation', async () => {
