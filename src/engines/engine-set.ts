@@ -13,9 +13,10 @@ import { createDiarizer } from './sherpa-diarizer.js';
 import { createOfflineRecognizer, offlinePackKinds } from './sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from './sherpa-online-recognizer.js';
 import type { TaskRunner } from './sherpa-tasks.js';
+import { createPunctuator } from './sherpa-punctuation.js';
 import { createSherpaTtsEngine, createZeroShotTtsEngine, isZeroShotPackKind, type ZeroShotTts } from './sherpa-tts.js';
 import { createSherpaVad } from './sherpa-vad.js';
-import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from './types.js';
+import type { AudioTagger, Diarizer, Punctuator, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from './types.js';
 
 export interface EngineSetOptions {
   /** Where each capability's models run (supervised inference processes in the server). */
@@ -71,6 +72,8 @@ export class EngineSet {
   recognizers: Recognizer[] = [];
   diarizer?: Diarizer;
   audioTagging?: AudioTagger;
+  /** The first punctuation pack's model: `format=true` uses it. */
+  punctuator?: Punctuator;
   /** Packs that passed verification but whose engine would not load. */
   readonly failed: Array<{ pack: string; reason: string }> = [];
   /** Pack ids whose engines this set took over unchanged from the previous one. */
@@ -195,5 +198,9 @@ export async function loadEngineSet(packs: ModelPack[], options: EngineSetOption
 
   const tagging = ofKind('audio-tagging')[0];
   if (tagging) set.audioTagging = await use([tagging], () => createAudioTagger(transcription, tagging, options.numThreads));
+
+  // The CT-Transformer first: it reads a whole transcript at once, as format needs.
+  const punctuation = ofKind('punctuation-ct-transformer')[0] ?? ofKind('punctuation-cnn-bilstm')[0];
+  if (punctuation) set.punctuator = await use([punctuation], () => createPunctuator(transcription, punctuation, options.numThreads));
   return set;
 }

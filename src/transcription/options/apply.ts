@@ -10,7 +10,8 @@
  * the unredacted words after it returns.
  */
 import { inverseNumberWordsFor, type NormalisedToken } from '../../text/inverse-number-words/index.js';
-import { formatWords } from './format.js';
+import type { Punctuator } from '../../engines/types.js';
+import { formatWords, punctuateWords } from './format.js';
 import { findEntities, type EntitySpan } from './redact.js';
 
 export interface TextOptions {
@@ -67,6 +68,22 @@ export function textOptionsFor(requested: RequestedTextOptions | undefined, lang
     redactPci: Boolean(requested.redactPci),
     redactPii: Boolean(requested.redactPii),
   };
+}
+
+/**
+ * applyTextOptions, with `format` done by the punctuation model when one is installed for the
+ * language (the rules when none is, or when its answer cannot be used).
+ */
+export async function applyTextOptionsWithModels<T extends TimedText>(
+  words: readonly T[],
+  options: TextOptions,
+  models: { punctuator?: Punctuator; signal?: AbortSignal },
+): Promise<TextOptionsOutcome<T>> {
+  const { punctuator } = models;
+  if (!options.format || !punctuator?.languages.includes(options.language)) return applyTextOptions(words, options);
+  const outcome = applyTextOptions(words, { ...options, format: false });
+  outcome.words = (await punctuateWords(outcome.words, punctuator, models.signal)) ?? formatWords(outcome.words, options.pauseSeconds);
+  return outcome;
 }
 
 /** A piece of output: its text and the inclusive range of input words it replaces. */
