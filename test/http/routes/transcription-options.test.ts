@@ -19,6 +19,7 @@ import { encodeInt16 } from '../../../src/audio/encode.js';
 import { startReceiver } from '../../jobs/fixtures/receiver.js';
 import { connect, wsUrl } from '../../helpers/websocket.js';
 import { ESPEAK_MISSING } from '../../voice-analysis/espeak-voices.js';
+import { linkPunctuationFixture } from '../../fixtures/punctuation-pack.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] }) || ESPEAK_MISSING;
 
@@ -239,5 +240,40 @@ describe('keywords on a recogniser that cannot boost them', { skip: NEEDS }, () 
     const transcripts = socket.messages.filter((m) => m.type === 'transcription');
     assert.ok(transcripts.length > 0);
     for (const m of transcripts) assert.equal(m.keywords_applied, false);
+  });
+});
+
+/**
+ * format=true with a punctuation pack installed: the hand-made CT-Transformer fixture
+ * (test/fixtures/models/fake-punct-ct-transformer-en-marks) marks "well" and "fine" with a comma
+ * and "today" with a question mark, so the answer shows the model ran: the rules add no comma
+ * and end no sentence without a pause.
+ */
+describe('format with a punctuation pack over HTTP', { skip: NEEDS }, () => {
+  let s: TestServer;
+  const speech = () => spoken('well how are you today i am fine thank you');
+  const query = `word_timestamps=true&keywords=${encodeURIComponent('well,today,fine,thank you')}`;
+
+  before(async () => {
+    const modelsDir = linkPunctuationFixture(modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]));
+    s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
+  });
+  after(async () => s?.close());
+
+  async function transcribe(q: string, bytes: Uint8Array): Promise<any> {
+    const res = await s.api(`/api/v1/stt/get_text?${q}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes as Uint8Array<ArrayBuffer> });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body;
+  }
+
+  it("punctuates with the pack's model: its commas and its question mark, sentence case after them", async () => {
+    const bytes = speech();
+    const plain = await transcribe(query, bytes);
+    assert.equal(plain.transcription, "WELL HOW ARE YOU TODAY I'M FINE THANK YOU", 'the tiny model heard every word');
+    const formatted = await transcribe(`${query}&format=true`, bytes);
+    assert.equal(formatted.transcription, "Well, how are you today? I'm fine, thank you.");
+    assert.deepEqual(formatted.words.map((w: any) => [w.start, w.end]), plain.words.map((w: any) => [w.start, w.end]), 'times untouched');
+    assert.equal(formatted.utterances.map((u: any) => u.text).join(' '), formatted.transcription, 'utterances carry the marks');
   });
 });
