@@ -188,6 +188,24 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
     assert.ok(placeholder && placeholder.end > placeholder.start, 'the placeholder word keeps a time span');
   });
 
+  it('the live socket: numerals default to auto (digits in English), numerals=false keeps the words', async () => {
+    const { samples, sampleRate } = parseWav(spoken('I paid twenty five dollars in nineteen eighty four.'));
+    const finalsOf = async (extra: Record<string, string>) => {
+      const query = new URLSearchParams({ sample_rate: String(sampleRate), keywords: 'twenty,five,dollars,nineteen,eighty,four', ...extra });
+      const socket = await connect(wsUrl(s.url, `/api/v1/stt/get_text?${query}`), { authorization: `Bearer ${s.key}` });
+      socket.send(Buffer.from(encodeInt16(samples)));
+      socket.send({ type: 'close_stream' });
+      assert.equal((await socket.untilClosed(30_000)).code, 1000);
+      return socket.messages.filter((m) => m.type === 'transcription' && m.is_final).map((m) => m.transcript).join(' ');
+    };
+    const byDefault = await finalsOf({});
+    assert.match(byDefault, /\$25\b/, byDefault);
+    assert.match(byDefault, /\b1984\b/, byDefault);
+    const words = await finalsOf({ numerals: 'false' });
+    assert.doesNotMatch(words, /\d/, words);
+    assert.match(words, /TWENTY FIVE DOLLARS/, words);
+  });
+
   it('the OpenAI route (official client) boosts the words of `prompt`', async () => {
     const client = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1`, maxRetries: 0 });
     const run = async (prompt?: string) =>
