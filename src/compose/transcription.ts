@@ -34,7 +34,7 @@ export function buildHeldEngines(models: Pick<InstalledModels, 'acquire'>): () =
   };
   return () => {
     const set = models.acquire();
-    return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, analyzer: analyzerFor(set), release: () => set?.release() };
+    return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, punctuator: set?.punctuator, analyzer: analyzerFor(set), release: () => set?.release() };
   };
 }
 

@@ -16,6 +16,8 @@ import type {
   SherpaOfflineRecognizerConfig,
   SherpaOfflineResult,
   SherpaOfflineTtsConfig,
+  SherpaOfflinePunctuationConfig,
+  SherpaOnlinePunctuationConfig,
   SherpaOnlineRecognizerConfig,
   SherpaVadConfig,
 } from './sherpa-onnx.js';
@@ -121,11 +123,18 @@ export interface OfflineAsrTask extends AudioTaskBase {
   hotwords?: string;
 }
 
-export type PoolTask = VadTask | OnlineAsrTask | OnlineStreamTask | DiarizeTask | TaggingTask;
+/** Punctuates a text: `OfflinePunctuation` (CT-Transformer) or `OnlinePunctuation` (CNN-BiLSTM, also restores case), by its config's model. */
+export interface PunctuateTask extends TaskBase {
+  kind: 'punctuate';
+  config: SherpaOfflinePunctuationConfig | SherpaOnlinePunctuationConfig;
+  text: string;
+}
+
+export type PoolTask = VadTask | OnlineAsrTask | OnlineStreamTask | DiarizeTask | TaggingTask | PunctuateTask;
 export type InferenceTask = PoolTask | TtsLoadTask | TtsTask | OfflineAsrLoadTask | OfflineAsrTask;
 export type TaskKind = InferenceTask['kind'];
 
-export const POOL_TASK_KINDS: ReadonlySet<TaskKind> = new Set<PoolTask['kind']>(['vad', 'online-asr', 'online-stream', 'diarize', 'tagging']);
+export const POOL_TASK_KINDS: ReadonlySet<TaskKind> = new Set<PoolTask['kind']>(['vad', 'online-asr', 'online-stream', 'diarize', 'tagging', 'punctuate']);
 
 export function isPoolTask(task: InferenceTask): task is PoolTask {
   return POOL_TASK_KINDS.has(task.kind);
@@ -177,6 +186,7 @@ export interface TaskResults {
   'online-stream': OnlineAsrResult;
   diarize: DiarizeResult;
   tagging: TaggingResult;
+  punctuate: { text: string };
   'tts-load': TtsModelInfo;
   tts: { samples: number };
   'offline-asr-load': Record<string, never>;
@@ -190,6 +200,7 @@ export interface TaskProgress {
   'online-stream': never;
   diarize: never;
   tagging: never;
+  punctuate: never;
   'tts-load': never;
   tts: Float32Array;
   'offline-asr-load': never;

@@ -138,6 +138,18 @@ export interface RecognizerStream {
   close(): void;
 }
 
+/** A punctuation model: puts marks (and, if it restores case, capitals) into plain words. */
+export interface Punctuator {
+  readonly id: string;
+  /** ISO 639-1 codes of the texts it was trained on. */
+  readonly languages: string[];
+  /** True when it also restores case; otherwise the text's case comes back as it went in. */
+  readonly restoresCase: boolean;
+  /** The text with marks after its words (the CT-Transformer writes Chinese marks: ， 。 ？ 、). */
+  punctuate(text: string, options?: { signal?: AbortSignal }): Promise<string>;
+  close(): Promise<void>;
+}
+
 export interface VoiceActivityDetector {
   readonly sampleRate: number;
   /** Speech spans in seconds, ordered, non-overlapping. */

@@ -22,12 +22,12 @@ import { concatFloat32 } from '../audio/channel-mix.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import { createStreamingResampler } from '../audio/resample.js';
 import { defaultConfig, type DecodingSettings } from '../config.js';
-import type { Diarizer, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
+import type { Diarizer, Punctuator, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
-import { applyTextOptions, textOptionsFor, type RequestedTextOptions } from './options/apply.js';
+import { applyTextOptionsWithModels, textOptionsFor, type RequestedTextOptions } from './options/apply.js';
 import type { Keyword } from './options/keywords.js';
 import type { Utterance, Word } from './types.js';
 import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
@@ -55,6 +55,8 @@ export interface TranscriptionEngines {
   vad: VoiceActivityDetector | StreamingVoiceActivityDetector;
   recognizers: Recognizer[];
   diarizer?: Diarizer;
+  /** A punctuation model for `format`; without one the rules format. */
+  punctuator?: Punctuator;
 }
 
 /** One recognised segment: where it is, and what the recogniser said about it beyond the words. */
@@ -209,7 +211,7 @@ export async function transcribeAudio(
   // Numbers, placeholders and formatting are in the words themselves, so segments, utterances and
   // the transcription made of them all carry them; a merged word keeps its first start and last end.
   const textOptions = textOptionsFor(options.text, textLanguage(options.language, recognizer), pause);
-  const text = textOptions ? applyTextOptions(inAudio, textOptions) : undefined;
+  const text = textOptions ? await applyTextOptionsWithModels(inAudio, textOptions, { punctuator: engines.punctuator, signal }) : undefined;
   if (text) inAudio = text.words;
   const segments = segmentsOf(speech, inAudio, windows).map(inFile);
   const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);

@@ -89,7 +89,7 @@ async function transcribeWith(
       ...(options.keywords?.length ? { keywords: options.keywords } : {}),
       text: { numerals: options.numerals, format: options.format, redactPci: options.redactPci, redactPii: options.redactPii },
     },
-    { vad, recognizers: engines.recognizers, diarizer: engines.diarizer },
+    { vad, recognizers: engines.recognizers, diarizer: engines.diarizer, punctuator: engines.punctuator },
   );
 
   const duration = round3(transcript.duration);

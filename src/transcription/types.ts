@@ -18,8 +18,8 @@ export interface TranscriptionOptions {
   filename: string;
   /** Words to boost (`keywords`); unset or empty = none. Optional so job rows stored before these options still read. */
   keywords?: Keyword[];
-  /** Spoken numbers as digits (`numerals`). */
-  numerals?: boolean;
+  /** Spoken numbers as digits (`numerals`); 'auto' (the API's default): digits where the language has an inverse normaliser. */
+  numerals?: boolean | 'auto';
   /** Sentence case and end punctuation (`format`). */
   format?: boolean;
   /** Card numbers, CVV, expiry, bank account and routing numbers become placeholders (`redact_pci`). */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidRequestError } from '../../src/errors.js';
-import { applyTextOptions, applyTextOptionsToUtterance, type TextOptions } from '../../src/transcription/options/apply.js';
+import { applyTextOptions, applyTextOptionsToUtterance, textOptionsFor, type TextOptions } from '../../src/transcription/options/apply.js';
 import { keywordsFromPrompt, parseKeywords } from '../../src/transcription/options/keywords.js';
 import { luhnValid } from '../../src/transcription/options/redact.js';
 
@@ -35,6 +35,16 @@ describe('text options', () => {
     const amount = out.words.at(-1)!;
     assert.deepEqual([amount.start, amount.end, amount.speaker], [words[8]!.start, words[10]!.end, 'speaker_0']);
     assert.equal(out.redactedEntities, undefined);
+  });
+
+  it("numerals 'auto' (the default): digits where the language has number rules, the words as spoken elsewhere", () => {
+    const en = textOptionsFor({ numerals: 'auto' }, 'en', 0.8);
+    assert.equal(en?.numerals, true);
+    assert.equal(text(applyTextOptions(timed('twenty five dollars'), en!).words), '$25');
+    assert.equal(textOptionsFor({ numerals: 'auto' }, 'de', 0.8), undefined, 'no German rules yet: nothing to apply');
+    assert.equal(textOptionsFor({ numerals: 'auto', format: true }, 'de', 0.8)?.numerals, false);
+    assert.equal(textOptionsFor({ numerals: false }, 'en', 0.8), undefined, 'false turns them off in English too');
+    assert.equal(textOptionsFor({}, 'en', 0.8), undefined, 'unset (the OpenAI route) is off');
   });
 
   it('redact_pci: a spoken card number, expiry and CVV become placeholders, digits kept elsewhere only with numerals', () => {

@@ -14,6 +14,7 @@ import type {
   OnlineAsrTask,
   OnlineStreamTask,
   PoolTask,
+  PunctuateTask,
   TaggingResult,
   TaggingTask,
   VadResult,
@@ -22,7 +23,14 @@ import type {
   WorkerRequest,
 } from '../sherpa-tasks.js';
 import { NO_RECOGNITION } from '../sherpa-tasks.js';
-import { loadSherpaOnnx, type SherpaOnlineRecognizer, type SherpaOnlineStream, type SherpaOnnx } from '../sherpa-onnx.js';
+import {
+  loadSherpaOnnx,
+  type SherpaOfflinePunctuationConfig,
+  type SherpaOnlinePunctuationConfig,
+  type SherpaOnlineRecognizer,
+  type SherpaOnlineStream,
+  type SherpaOnnx,
+} from '../sherpa-onnx.js';
 
 class TaskAborted extends Error {}
 class ModelLoadFailed extends Error {}
@@ -165,6 +173,15 @@ function runTagging(task: TaggingTask, cancelled: () => boolean): TaggingResult 
   return { events };
 }
 
+function runPunctuate(task: PunctuateTask): { text: string } {
+  const { config } = task;
+  const punctuation =
+    'ctTransformer' in config.model
+      ? loadModel(task.key, [config.model.ctTransformer], (s) => new s.OfflinePunctuation(config as SherpaOfflinePunctuationConfig))
+      : loadModel(task.key, [config.model.cnnBilstm, config.model.bpeVocab], (s) => new s.OnlinePunctuation(config as SherpaOnlinePunctuationConfig));
+  return { text: punctuation.addPunct(task.text) };
+}
+
 function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) => void): unknown {
   switch (task.kind) {
     case 'vad':
@@ -177,6 +194,8 @@ function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) =
       return runDiarize(task, cancelled);
     case 'tagging':
       return runTagging(task, cancelled);
+    case 'punctuate':
+      return runPunctuate(task);
   }
 }
 

@@ -279,9 +279,14 @@ export class WorkerPool implements TaskRunner<PoolTask> {
   private dispatch(worker: PoolWorker, pending: PendingTask): void {
     worker.current = pending;
     worker.startedAt = performance.now();
+    const { task } = pending;
+    if (!('samples' in task)) {
+      worker.thread.postMessage({ type: 'run', id: pending.id, task, cancel: pending.cancel } satisfies WorkerRequest);
+      return;
+    }
     // Copied only now, so a queued task holds no second copy of its audio.
-    const samples = new Float32Array(pending.task.samples);
-    const request: WorkerRequest = { type: 'run', id: pending.id, task: { ...pending.task, samples }, cancel: pending.cancel };
+    const samples = new Float32Array(task.samples);
+    const request: WorkerRequest = { type: 'run', id: pending.id, task: { ...task, samples }, cancel: pending.cancel };
     worker.thread.postMessage(request, [samples.buffer]);
   }
 

@@ -13,9 +13,10 @@ import { createDiarizer } from './sherpa-diarizer.js';
 import { createOfflineRecognizer } from './sherpa-offline-recognizer.js';
 import { createOnlineRecognizer } from './sherpa-online-recognizer.js';
 import type { TaskRunner } from '../sherpa-tasks.js';
+import { createPunctuator } from './sherpa-punctuation.js';
 import { createSherpaTtsEngine, createZeroShotTtsEngine, type ZeroShotTts } from './sherpa-tts.js';
 import { createSherpaVad } from './sherpa-vad.js';
-import type { AudioTagger, Diarizer, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from '../types.js';
+import type { AudioTagger, Diarizer, Punctuator, Recognizer, StreamingVoiceActivityDetector, TtsEngine } from '../types.js';
 
 export interface EngineSetOptions {
   /** Where each capability's models run (supervised inference processes in the server). */
@@ -69,6 +70,8 @@ export class EngineSet {
   recognizers: Recognizer[] = [];
   diarizer?: Diarizer;
   audioTagging?: AudioTagger;
+  /** The punctuation model `format=true` uses (the first offline pack, else the first online one). */
+  punctuator?: Punctuator;
   /** Packs that passed verification but whose engine would not load. */
   readonly failed: Array<{ pack: string; reason: string }> = [];
   /** Pack ids whose engines this set took over unchanged from the previous one. */
@@ -124,8 +127,8 @@ interface LoadContext {
 
 /**
  * How each capability's packs become engines of the set; the compiler checks every capability
- * has an entry. Capabilities loaded with another one (speaker embeddings with segmentation) or
- * not served (punctuation) have an entry that does nothing.
+ * has an entry. A capability loaded with another one (speaker embeddings with segmentation) has an
+ * entry that does nothing.
  */
 const LOADERS: { [C in Capability]: (packs: EnginePack<C>[], context: LoadContext) => Promise<void> } = {
   async tts(packs, { set, use, options }) {
@@ -190,9 +193,14 @@ const LOADERS: { [C in Capability]: (packs: EnginePack<C>[], context: LoadContex
   async 'tagging'([tagging], { set, use, options }) {
     if (tagging) set.audioTagging = await use([tagging], () => createAudioTagger(options.runners.transcription, tagging));
   },
-  // Verified, not served yet.
-  async 'offline-punctuation'() {},
-  async 'online-punctuation'() {},
+  // format=true uses one punctuation model: a CT-Transformer (offline, loaded first) reads a whole
+  // transcript at once, as formatting needs; a CNN-BiLSTM (online) only when there is none.
+  async 'offline-punctuation'([pack], { set, use, options }) {
+    if (pack && !set.punctuator) set.punctuator = await use([pack], () => createPunctuator(options.runners.transcription, pack));
+  },
+  async 'online-punctuation'([pack], { set, use, options }) {
+    if (pack && !set.punctuator) set.punctuator = await use([pack], () => createPunctuator(options.runners.transcription, pack));
+  },
 };
 
 function byCapability(packs: AnyEnginePack[]): PacksByCapability {

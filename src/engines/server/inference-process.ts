@@ -167,7 +167,7 @@ export class InferenceProcess implements TaskRunner {
     if (options.signal?.aborted) return Promise.reject(new AbortedError());
     return new Promise((resolve, reject) => {
       const { deadlines } = this.options;
-      const text = task.kind === 'tts' ? task.text.length : 0;
+      const text = task.kind === 'tts' || task.kind === 'punctuate' ? task.text.length : 0;
       const deadlineMs = Math.round(deadlines.baseMs + deadlines.perAudioSecondMs * taskAudioSeconds(task) + deadlines.perCharacterMs * text);
       const pending: Pending = {
         id: this.nextId++,

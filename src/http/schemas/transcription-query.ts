@@ -23,7 +23,7 @@ export const transcriptionOptionsQuery = {
       description: 'word:weight entries, comma-separated (at most 100, 50 characters each, weights above 0 up to 10)',
     }),
   ),
-  numerals: Type.Optional(StringEnum(['true', 'false', 'auto'], { description: 'Spoken numbers as digits; auto (the default) leaves them as spoken' })),
+  numerals: Type.Optional(StringEnum(['true', 'false', 'auto'], { description: 'Spoken numbers as digits; auto (the default): digits in languages with number rules (English), words elsewhere' })),
   format: flag('Sentence case and end punctuation'),
   redact_pci: flag('Replace card numbers, CVV, expiry, bank account and routing numbers with placeholders'),
   redact_pii: flag('Replace emails, phone numbers, national ids, dates of birth and addresses with placeholders'),
@@ -36,7 +36,7 @@ export function transcriptionOptionsFromQuery(q: TranscriptionOptionsQueryValues
   const keywords = q.keywords === undefined ? undefined : parseKeywords(Array.isArray(q.keywords) ? q.keywords.join(',') : q.keywords);
   return {
     ...(keywords ? { keywords } : {}),
-    numerals: q.numerals === 'true',
+    numerals: q.numerals === 'true' ? true : q.numerals === 'false' ? false : 'auto',
     format: q.format === 'true',
     redactPci: q.redact_pci === 'true',
     redactPii: q.redact_pii === 'true',

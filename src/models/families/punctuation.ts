@@ -2,7 +2,7 @@
  * sherpa-onnx punctuation models, told apart by their release names:
  * - sherpa-onnx-punct-ct-transformer-zh-en-* (CT-Transformer, `OfflinePunctuation`): one model.onnx;
  * - sherpa-onnx-online-punct-en-* (CNN-BiLSTM, `OnlinePunctuation`): model.onnx and its bpe.vocab.
- * `format=true` would use one when installed; without one, the rule-based fallback formats.
+ * `format=true` punctuates with the first one installed (engine-set.ts); without one, the rule-based fallback formats.
  */
 import { defineFamily, requirePackFiles } from './family.js';
 

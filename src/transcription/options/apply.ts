@@ -10,7 +10,8 @@
  * the unredacted words after it returns.
  */
 import { inverseNumberWordsFor, type NormalisedToken } from '../../text/inverse-number-words/index.js';
-import { formatWords } from './format.js';
+import type { Punctuator } from '../../engines/types.js';
+import { formatWords, punctuateWords } from './format.js';
 import { findEntities, type EntitySpan } from './redact.js';
 
 export interface TextOptions {
@@ -26,8 +27,11 @@ export interface TextOptions {
   redactDigitRunsFrom?: number;
 }
 
-/** The text options as a request gives them; unset means off. */
-export type RequestedTextOptions = Partial<Pick<TextOptions, 'numerals' | 'format' | 'redactPci' | 'redactPii'>>;
+/**
+ * The text options as a request gives them; unset means off. `numerals: 'auto'` (the API's
+ * default) means digits wherever the language has an inverse normaliser, words elsewhere.
+ */
+export type RequestedTextOptions = Partial<Pick<TextOptions, 'format' | 'redactPci' | 'redactPii'>> & { numerals?: boolean | 'auto' };
 
 export interface TimedText {
   word: string;
@@ -44,21 +48,42 @@ export interface TextOptionsOutcome<T> {
   namesRedacted?: false;
 }
 
-export function wantsTextOptions(options: RequestedTextOptions): boolean {
-  return Boolean(options.numerals || options.format || options.redactPci || options.redactPii);
+/** Whether numbers in `language` become digits: `auto` turns them into digits where the language has an inverse normaliser. */
+export function numeralsFor(requested: boolean | 'auto' | undefined, language: string): boolean {
+  return requested === 'auto' ? inverseNumberWordsFor(language) !== undefined : Boolean(requested);
+}
+
+export function wantsTextOptions(options: RequestedTextOptions, language: string): boolean {
+  return Boolean(numeralsFor(options.numerals, language) || options.format || options.redactPci || options.redactPii);
 }
 
 /** The text options of a request for words in `language`, or undefined when none is set. */
 export function textOptionsFor(requested: RequestedTextOptions | undefined, language: string, pauseSeconds: number): TextOptions | undefined {
-  if (!requested || !wantsTextOptions(requested)) return undefined;
+  if (!requested || !wantsTextOptions(requested, language)) return undefined;
   return {
     language,
     pauseSeconds,
-    numerals: Boolean(requested.numerals),
+    numerals: numeralsFor(requested.numerals, language),
     format: Boolean(requested.format),
     redactPci: Boolean(requested.redactPci),
     redactPii: Boolean(requested.redactPii),
   };
+}
+
+/**
+ * applyTextOptions, with `format` done by the punctuation model when one is installed for the
+ * language (the rules when none is, or when its answer cannot be used).
+ */
+export async function applyTextOptionsWithModels<T extends TimedText>(
+  words: readonly T[],
+  options: TextOptions,
+  models: { punctuator?: Punctuator; signal?: AbortSignal },
+): Promise<TextOptionsOutcome<T>> {
+  const { punctuator } = models;
+  if (!options.format || !punctuator?.languages.includes(options.language)) return applyTextOptions(words, options);
+  const outcome = applyTextOptions(words, { ...options, format: false });
+  outcome.words = (await punctuateWords(outcome.words, punctuator, models.signal)) ?? formatWords(outcome.words, options.pauseSeconds);
+  return outcome;
 }
 
 /** A piece of output: its text and the inclusive range of input words it replaces. */

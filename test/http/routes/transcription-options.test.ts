@@ -19,6 +19,7 @@ import { encodeInt16 } from '../../../src/audio/encode.js';
 import { startReceiver } from '../../jobs/fixtures/receiver.js';
 import { connect, wsUrl } from '../../helpers/websocket.js';
 import { ESPEAK_MISSING } from '../../voice-analysis/espeak-voices.js';
+import { linkPunctuationFixture } from '../../fixtures/punctuation-pack.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] }) || ESPEAK_MISSING;
 
@@ -81,7 +82,7 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
   }
 
   it('redact_pci: a spoken card number, expiry and CVV come back as placeholders with their times', async () => {
-    const plain = await transcribe(cardQuery(''), card);
+    const plain = await transcribe(cardQuery('numerals=false'), card);
     assert.equal(plain.keywords_applied, true);
     assert.match(plain.transcription, /FORTY TWO FORTY TWO/, 'the plain decode heard the card number (boosted by keywords)');
     const redacted = await transcribe(cardQuery('redact_pci=true'), card);
@@ -127,9 +128,9 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
   it('numerals=true: spoken amounts, years and ordinals as digits, each spanning the words it replaced', async () => {
     const speech = spoken('I paid twenty five dollars in nineteen eighty four and I read the twenty first edition.');
     const keywords = `keywords=${encodeURIComponent('twenty,five,dollars,nineteen,eighty,four,first,edition')}`;
-    const plain = await transcribe(`word_timestamps=true&${keywords}`, speech);
+    const plain = await transcribe(`word_timestamps=true&numerals=false&${keywords}`, speech);
     const numerals = await transcribe(`word_timestamps=true&numerals=true&${keywords}`, speech);
-    assert.doesNotMatch(plain.transcription, /\d/, 'without numerals the words stay as spoken');
+    assert.doesNotMatch(plain.transcription, /\d/, 'with numerals=false the words stay as spoken');
     assert.match(numerals.transcription, /\$25\b/);
     assert.match(numerals.transcription, /\b1984\b/);
     assert.match(numerals.transcription, /\b21st\b/);
@@ -139,6 +140,12 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
       numerals.words.map((w: any) => w.word).join(' '),
       'utterances are made of the rewritten words',
     );
+    // The API's default is auto: English has number rules, so digits.
+    for (const query of [`word_timestamps=true&${keywords}`, `word_timestamps=true&numerals=auto&${keywords}`]) {
+      const auto = await transcribe(query, speech);
+      assert.equal(auto.transcription, numerals.transcription, `${query}: digits as with numerals=true`);
+      assert.deepEqual(auto.words, numerals.words);
+    }
   });
 
   it('format=true: sentence case and end punctuation', async () => {
@@ -179,6 +186,24 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
     assert.match(finals[0].transcript, /[.?!]$/, 'formatted: end punctuation');
     const placeholder = finals.flatMap((m) => m.words).find((w: any) => w.word.startsWith('[CREDITCARDNUMBER_1]'));
     assert.ok(placeholder && placeholder.end > placeholder.start, 'the placeholder word keeps a time span');
+  });
+
+  it('the live socket: numerals default to auto (digits in English), numerals=false keeps the words', async () => {
+    const { samples, sampleRate } = parseWav(spoken('I paid twenty five dollars in nineteen eighty four.'));
+    const finalsOf = async (extra: Record<string, string>) => {
+      const query = new URLSearchParams({ sample_rate: String(sampleRate), keywords: 'twenty,five,dollars,nineteen,eighty,four', ...extra });
+      const socket = await connect(wsUrl(s.url, `/api/v1/stt/get_text?${query}`), { authorization: `Bearer ${s.key}` });
+      socket.send(Buffer.from(encodeInt16(samples)));
+      socket.send({ type: 'close_stream' });
+      assert.equal((await socket.untilClosed(30_000)).code, 1000);
+      return socket.messages.filter((m) => m.type === 'transcription' && m.is_final).map((m) => m.transcript).join(' ');
+    };
+    const byDefault = await finalsOf({});
+    assert.match(byDefault, /\$25\b/, byDefault);
+    assert.match(byDefault, /\b1984\b/, byDefault);
+    const words = await finalsOf({ numerals: 'false' });
+    assert.doesNotMatch(words, /\d/, words);
+    assert.match(words, /TWENTY FIVE DOLLARS/, words);
   });
 
   it('the OpenAI route (official client) boosts the words of `prompt`', async () => {
@@ -233,5 +258,40 @@ describe('keywords on a recogniser that cannot boost them', { skip: NEEDS }, () 
     const transcripts = socket.messages.filter((m) => m.type === 'transcription');
     assert.ok(transcripts.length > 0);
     for (const m of transcripts) assert.equal(m.keywords_applied, false);
+  });
+});
+
+/**
+ * format=true with a punctuation pack installed: the hand-made CT-Transformer fixture
+ * (test/fixtures/models/fake-punct-ct-transformer-en-marks) marks "well" and "fine" with a comma
+ * and "today" with a question mark, so the answer shows the model ran: the rules add no comma
+ * and end no sentence without a pause.
+ */
+describe('format with a punctuation pack over HTTP', { skip: NEEDS }, () => {
+  let s: TestServer;
+  const speech = () => spoken('well how are you today i am fine thank you');
+  const query = `word_timestamps=true&keywords=${encodeURIComponent('well,today,fine,thank you')}`;
+
+  before(async () => {
+    const modelsDir = linkPunctuationFixture(modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]));
+    s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
+  });
+  after(async () => s?.close());
+
+  async function transcribe(q: string, bytes: Uint8Array): Promise<any> {
+    const res = await s.api(`/api/v1/stt/get_text?${q}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes as Uint8Array<ArrayBuffer> });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body;
+  }
+
+  it("punctuates with the pack's model: its commas and its question mark, sentence case after them", async () => {
+    const bytes = speech();
+    const plain = await transcribe(query, bytes);
+    assert.equal(plain.transcription, "WELL HOW ARE YOU TODAY I'M FINE THANK YOU", 'the tiny model heard every word');
+    const formatted = await transcribe(`${query}&format=true`, bytes);
+    assert.equal(formatted.transcription, "Well, how are you today? I'm fine, thank you.");
+    assert.deepEqual(formatted.words.map((w: any) => [w.start, w.end]), plain.words.map((w: any) => [w.start, w.end]), 'times untouched');
+    assert.equal(formatted.utterances.map((u: any) => u.text).join(' '), formatted.transcription, 'utterances carry the marks');
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * `format=true` with a punctuation pack: the words go through the real punctuation engine
+ * (sherpa-onnx OfflinePunctuation on a worker thread) with the hand-made CT-Transformer fixture,
+ * whose mark after each word is a fixed table (hello, fine → comma; today → question mark;
+ * morning, now → full stop; sherpa ends the text with a full stop). So what comes back follows
+ * the model, not the rules: commas, and sentence ends with no pause.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { InferenceCore } from '../../src/engines/inference/inference-core.js';
+import { createPunctuator } from '../../src/engines/server/sherpa-punctuation.js';
+import { enginePackAs } from '../../src/models/families/index.js';
+import type { Punctuator } from '../../src/engines/types.js';
+import { applyTextOptionsWithModels, type TextOptions } from '../../src/transcription/options/apply.js';
+import { punctuateWords } from '../../src/transcription/options/format.js';
+import { punctuationFixturePack } from '../fixtures/punctuation-pack.js';
+
+/** Words 0.3 s apart, no pause anywhere (the rules would make one sentence of them). */
+function timed(text: string) {
+  return text.split(' ').map((word, i) => ({ word, start: i * 0.3, end: i * 0.3 + 0.25, speaker: 'speaker_0' }));
+}
+const text = (words: Array<{ word: string }>) => words.map((w) => w.word).join(' ');
+const options: TextOptions = { language: 'en', numerals: false, format: true, redactPci: false, redactPii: false, pauseSeconds: 0.8 };
+
+describe('format with a punctuation pack', () => {
+  let core: InferenceCore;
+  let dir: string;
+  let punctuator: Punctuator;
+  before(async () => {
+    const fixture = await punctuationFixturePack();
+    dir = fixture.dir;
+    core = new InferenceCore({ workers: 1 });
+    punctuator = createPunctuator(core, enginePackAs('offline-punctuation', fixture.pack));
+  });
+  after(async () => {
+    await core?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("puts the model's marks after the words and starts each of its sentences with a capital; times untouched", async () => {
+    const words = timed('HELLO HOW ARE YOU TODAY I AM FINE THANK YOU');
+    const formatted = await punctuateWords(words, punctuator);
+    assert.equal(text(formatted!), 'Hello, how are you today? I am fine, thank you.');
+    assert.deepEqual(formatted!.map((w) => [w.start, w.end, w.speaker]), words.map((w) => [w.start, w.end, w.speaker]));
+  });
+
+  it('with numerals and redaction: digits and placeholders are one word each for the model, and keep their form', async () => {
+    const words = timed('okay my card is four two four two four two four two four two four two four two four two and i paid twenty five dollars now thanks');
+    const outcome = await applyTextOptionsWithModels(words, { ...options, numerals: true, redactPci: true }, { punctuator });
+    assert.equal(text(outcome.words), 'Okay, my card is [CREDITCARDNUMBER_1] and i paid $25 now. Thanks.');
+    assert.deepEqual(outcome.redactedEntities, ['[CREDITCARDNUMBER_1]']);
+  });
+
+  it('falls back to the rules when the recogniser punctuates already, or the language is not the pack’s', async () => {
+    const punctuated = timed('Hello there. How are you');
+    assert.equal(await punctuateWords(punctuated, punctuator), undefined);
+    assert.equal(text((await applyTextOptionsWithModels(punctuated, options, { punctuator })).words), 'Hello there. How are you?');
+    // German is not among the pack's languages (zh, en): the rules format, with no comma after "hello".
+    assert.equal(text((await applyTextOptionsWithModels(timed('hello wie geht es'), { ...options, language: 'de' }, { punctuator })).words), 'Hello wie geht es.');
+    // No pack: the rules.
+    assert.equal(text((await applyTextOptionsWithModels(timed('hello how are you today'), options, {})).words), 'Hello how are you today.');
+  });
+});
