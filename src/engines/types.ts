@@ -31,6 +31,19 @@ export interface SynthesisOptions {
   /** 0..1 (tts-v2 `consistency`): engines with duration noise map it there; others ignore it. */
   consistency?: number;
   signal?: AbortSignal;
+  /**
+   * Called once the text is spoken, by engines that know where they spoke each word (eSpeak NG
+   * reports it); others never call it, and their words are timed from the audio instead.
+   */
+  onWords?: (words: EngineWordMark[]) => void;
+}
+
+/** Where an engine started a word: `length` characters at `start` of the text it was given. */
+export interface EngineWordMark {
+  start: number;
+  length: number;
+  /** From the start of the audio this call produced. */
+  seconds: number;
 }
 
 /** A text-to-speech engine: one adapter per engine family (espeak-ng, sherpa VITS/Kokoro/...). */

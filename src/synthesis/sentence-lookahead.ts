@@ -68,7 +68,7 @@ class BufferedSentence {
  */
 export async function* synthesizeAhead(
   sentences: readonly string[],
-  synthesize: (sentence: string, signal: AbortSignal) => AsyncIterable<Float32Array>,
+  synthesize: (sentence: string, signal: AbortSignal, index: number) => AsyncIterable<Float32Array>,
   signal: AbortSignal,
 ): AsyncGenerator<Float32Array> {
   // Our own controller: returning early must also stop the sentence being prefetched.
@@ -80,7 +80,7 @@ export async function* synthesizeAhead(
   let consumed = -1;
   const start = (i: number): BufferedSentence => {
     if (stop.signal.aborted) throw new AbortedError();
-    return (started[i] ??= new BufferedSentence(synthesize(sentences[i]!, stop.signal)));
+    return (started[i] ??= new BufferedSentence(synthesize(sentences[i]!, stop.signal, i)));
   };
   try {
     for (let i = 0; i < sentences.length; i++) {

@@ -7,7 +7,7 @@ import type { OutputFormat } from '../audio/pcm.js';
 import { concatBytes } from '../audio/encode.js';
 import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { openLocalPipeline, PIPELINE_SLICE, type AudioPipeline, type EncodedFormat, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
-import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
+import type { EngineWordMark, ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
@@ -169,10 +169,10 @@ export class SynthesisService {
    * while this one is processed). Throws OutputTooLongError, and stops the engine, before it would
    * pass limits.maxOutputSeconds.
    */
-  async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats): AsyncGenerator<Float32Array> {
+  async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, onWords?: (words: EngineWordMark[]) => void): AsyncGenerator<Float32Array> {
     const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate });
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.pcm?.length) yield out.pcm;
+      for await (const out of this.process(prepared, pipeline, signal, stats, true, onWords)) if (out.pcm?.length) yield out.pcm;
     } finally {
       pipeline.close();
     }
@@ -185,9 +185,18 @@ export class SynthesisService {
   /**
    * One prepared piece through `pipeline` (begun here, flushed at its end): its outputs as they
    * come. `playing`: a listener plays the audio as it comes (a stream, not a whole file), so the
-   * scheduler keeps this stream ahead of its playback.
+   * scheduler keeps this stream ahead of its playback. `onWords`: once the piece is done, where the
+   * engine started each word of `prepared.sentences.join(' ')`, in seconds from the piece's first
+   * audio; called only when the engine reported every sentence's words.
    */
-  private async *process(prepared: PreparedSynthesis, pipeline: AudioPipeline, signal: AbortSignal, stats: SynthesisStats | undefined, playing: boolean): AsyncGenerator<PipelineOutput> {
+  private async *process(
+    prepared: PreparedSynthesis,
+    pipeline: AudioPipeline,
+    signal: AbortSignal,
+    stats: SynthesisStats | undefined,
+    playing: boolean,
+    onWords?: (words: EngineWordMark[]) => void,
+  ): AsyncGenerator<PipelineOutput> {
     const { voice, engine, request } = prepared;
     const startedAt = performance.now();
     const observer = this.deps.observer;
@@ -204,15 +213,23 @@ export class SynthesisService {
     };
     const { scheduler } = this.deps;
     const stream = prepared.stream ?? new SynthesisStream();
-    const speak = (sentence: string, stop: AbortSignal) =>
-      engine.synthesize(voice, sentence, { speed: request.speed, language: prepared.language, consistency: request.consistency, signal: stop });
+    // Each sentence's engine samples and word marks, for onWords.
+    const sentenceSamples = prepared.sentences.map(() => 0);
+    const sentenceMarks: (EngineWordMark[] | undefined)[] = [];
+    const speak = async function* (sentence: string, stop: AbortSignal, index: number) {
+      const marked = onWords ? { onWords: (words: EngineWordMark[]) => void (sentenceMarks[index] = words) } : {};
+      for await (const piece of engine.synthesize(voice, sentence, { speed: request.speed, language: prepared.language, consistency: request.consistency, signal: stop, ...marked })) {
+        sentenceSamples[index]! += piece.length;
+        yield piece;
+      }
+    };
     const audio = synthesizeAhead(
       prepared.sentences,
       scheduler
-        ? async function* scheduled(sentence, stop) {
+        ? async function* scheduled(sentence, stop, index) {
             const releaseSlot = await scheduler.acquire(engine, stream, stop);
             try {
-              yield* speak(sentence, stop);
+              yield* speak(sentence, stop, index);
             } finally {
               releaseSlot();
             }
@@ -260,6 +277,7 @@ export class SynthesisService {
       }
       const tail = await pipeline.flush();
       if (emitted(tail)) yield tail;
+      if (onWords && prepared.sentences.every((_, i) => sentenceMarks[i])) onWords(placeMarks(prepared.sentences, sentenceSamples, sentenceMarks as EngineWordMark[][], voice.sampleRate));
     } finally {
       await audio.return(undefined);
       release?.();
@@ -314,4 +332,20 @@ export class SynthesisService {
     // mp3 may be encoded at the nearest MPEG rate: report the rate the bytes really have.
     return { bytes: concatBytes(parts), contentType: pipeline.info.contentType, sampleRate: pipeline.info.sampleRate, durationSeconds: stats.samples / rate };
   }
+}
+
+/**
+ * Word marks of each sentence, made relative to the sentences joined by one space and to their
+ * audio one after another (a sentence's audio starts where the previous one's ends).
+ */
+function placeMarks(sentences: readonly string[], samples: readonly number[], marks: readonly EngineWordMark[][], sampleRate: number): EngineWordMark[] {
+  const placed: EngineWordMark[] = [];
+  let textAt = 0;
+  let audioAt = 0;
+  for (const [i, sentence] of sentences.entries()) {
+    for (const mark of marks[i]!) placed.push({ start: textAt + mark.start, length: mark.length, seconds: audioAt + mark.seconds });
+    textAt += sentence.length + 1;
+    audioAt += samples[i]! / sampleRate;
+  }
+  return placed;
 }

@@ -4,7 +4,10 @@
  * speech is left out, the longest pauses inside it are taken as the phrase breaks of the text
  * (commas, sentence ends: where a speaker pauses), and within a phrase each word takes a share of
  * the time in proportion to its spoken length (vowel groups, i.e. roughly syllables, plus its letters).
+ * An engine that reports where it started each word (eSpeak NG) is taken at its word: each word
+ * starts at the first sound at or after its mark and ends with the last sound before the next word.
  */
+import type { EngineWordMark } from '../engines/types.js';
 
 export interface TimedWord {
   word: string;
@@ -37,6 +40,7 @@ export class WordTimer {
   private partial = 0;
   private partialCount = 0;
   private samples = 0;
+  private marks: EngineWordMark[] | undefined;
 
   /**
    * @param text the piece's text as it was spoken (after normalisation)
@@ -62,6 +66,11 @@ export class WordTimer {
     this.samples += samples.length;
   }
 
+  /** Where the engine started each word: `start` indexes the text, `seconds` the piece's audio. */
+  engineMarks(marks: EngineWordMark[]): void {
+    this.marks = marks;
+  }
+
   words(): TimedWord[] {
     const words = this.text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
     if (words.length === 0) return [];
@@ -72,6 +81,8 @@ export class WordTimer {
     const first = loud.indexOf(true);
     const last = loud.lastIndexOf(true);
     const speech = first < 0 ? { start: 0, end: total } : { start: first * frame, end: Math.min(total, (last + 1) * frame) };
+    const marked = this.marks && this.fromMarks(this.marks, loud, frame, speech.end);
+    if (marked) return marked;
 
     // Phrases of the text, and pauses of the audio: as many of the longest pauses as there are breaks.
     const phrases: string[][] = [[]];
@@ -110,6 +121,58 @@ export class WordTimer {
       }
     }
     return timed;
+  }
+
+  /**
+   * The words at the engine's marks. A word the engine spoke together with the one before it
+   * (eSpeak says "in the" as one word) has no mark of its own: the two share the first one's time
+   * by spoken length. Undefined when no word has a mark (the engine read the text another way).
+   */
+  private fromMarks(marks: EngineWordMark[], loud: boolean[], frame: number, speechEnd: number): TimedWord[] | undefined {
+    const tokens: { word: string; mark?: number }[] = [];
+    for (const token of this.text.matchAll(/\S+/g)) {
+      if (!/[\p{L}\p{N}]/u.test(token[0])) continue;
+      const from = token.index;
+      const to = from + token[0].length;
+      tokens.push({ word: token[0], mark: marks.find((m) => m.start >= from && m.start < to)?.seconds });
+    }
+    if (!tokens.some((t) => t.mark !== undefined)) return undefined;
+    const frameAt = (seconds: number) => Math.max(0, Math.floor(seconds / frame + 1e-9));
+    // The mark is where the engine began the word, pause before it included: its sound starts at
+    // the first loud frame from there (before the next mark).
+    const soundFrom = (at: number, before: number) => {
+      for (let f = frameAt(at); f < loud.length && f * frame < before; f++) if (loud[f]) return Math.max(at, f * frame);
+      return at;
+    };
+    const anchors = tokens.flatMap((t, i) => (t.mark === undefined ? [] : [i]));
+    const starts: number[] = [];
+    for (const [k, i] of anchors.entries()) {
+      const groupEnd = anchors[k + 1] ?? tokens.length;
+      const nextMark = anchors[k + 1] === undefined ? speechEnd : tokens[anchors[k + 1]!]!.mark!;
+      // Words before the first mark start the group of the first one.
+      const groupStart = k === 0 ? 0 : i;
+      const a = soundFrom(tokens[i]!.mark!, nextMark);
+      const weights = tokens.slice(groupStart, groupEnd).map((t) => spokenWeight(t.word));
+      const sum = weights.reduce((x, y) => x + y, 0);
+      let share = 0;
+      for (const w of weights) {
+        starts.push(a + (Math.max(0, nextMark - a) * share) / sum);
+        share += w;
+      }
+    }
+    return tokens.map(({ word }, i) => {
+      const start = starts[i]!;
+      const next = i + 1 < tokens.length ? starts[i + 1]! : speechEnd;
+      // It ends after the last loud frame before the next word.
+      let end = Math.max(start, next);
+      for (let f = frameAt(next) - 1; f >= 0 && (f + 1) * frame > start; f--) {
+        if (loud[f]) {
+          end = Math.min(next, (f + 1) * frame);
+          break;
+        }
+      }
+      return { word, start: this.round(start), end: this.round(Math.max(start, end)) };
+    });
   }
 
   private round(seconds: number): number {

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AbortedError, EngineError } from '../../errors.js';
-import type { EspeakWorkerData, SynthesizeMessage, WorkerReply } from './espeak-ng-worker.js';
+import type { EspeakWorkerData, SynthesizeMessage, WordMark, WorkerReply } from './espeak-ng-worker.js';
 import type { Gender, ModelGeneration, SynthesisOptions, TtsEngine, Voice } from '../types.js';
 
 /** eSpeak's native output rate. */
@@ -143,6 +143,8 @@ interface RequestChannel {
   id: number;
   chunks: Float32Array[];
   finished: boolean;
+  /** Where eSpeak started each word, once done. */
+  words?: WordMark[];
   error?: Error;
   /** Wakes the consumer waiting for the next reply. */
   wake?: () => void;
@@ -224,6 +226,7 @@ class EspeakWorker {
     if (reply.type === 'chunk') channel.chunks.push(reply.samples);
     else {
       if (reply.type === 'error') channel.error = new EngineError(`eSpeak NG failed: ${reply.message}`);
+      if (reply.type === 'done') channel.words = reply.words;
       channel.finished = true;
       this.current = undefined;
       // Once terminating, the worker stays ref'd until it exits (see terminate()): the last
@@ -303,7 +306,10 @@ class EspeakNgEngine implements EspeakNgTts {
           continue;
         }
         if (channel.error) throw channel.error;
-        if (channel.finished) return;
+        if (channel.finished) {
+          if (channel.words) options.onWords?.(channel.words.map((w) => ({ start: w.start, length: w.length, seconds: w.ms / 1000 })));
+          return;
+        }
         await new Promise<void>((resolve) => (channel.wake = resolve));
         channel.wake = undefined;
       }

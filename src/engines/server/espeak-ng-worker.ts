@@ -5,7 +5,8 @@
  *
  * Protocol (main → worker): `{ type: 'synthesize', id, text, voice, rate, pitch, range }`.
  * Worker → main: `ready` (with the voice names of the bundled data) or `init-error` once, then per
- * request any number of `chunk` (Float32Array PCM at 22.05 kHz, transferred), then `done` or `error`.
+ * request any number of `chunk` (Float32Array PCM at 22.05 kHz, transferred), then `done` (with where
+ * eSpeak started each word) or `error`.
  * Abort: the main thread writes the request id into the shared `cancel` cell; the synthesis
  * callback reads it and tells eSpeak to stop, so an abort takes effect within one eSpeak buffer.
  */
@@ -35,11 +36,23 @@ export type WorkerReply =
   | { type: 'ready'; voiceNames: string[] }
   | { type: 'init-error'; message: string }
   | { type: 'chunk'; id: number; samples: Float32Array }
-  | { type: 'done'; id: number; aborted: boolean }
+  | { type: 'done'; id: number; aborted: boolean; words: WordMark[] }
   | { type: 'error'; id: number; message: string };
 
 interface EspeakEvent {
   type: string;
+  /** 1-based character position in the text given to eSpeak (for `word`: the word's first). */
+  text_position: number;
+  word_length: number;
+  /** Milliseconds from the start of this synthesis. */
+  audio_position: number;
+}
+
+/** A word eSpeak spoke: `length` characters at `start` (0-based) of the request's text, at `ms`. */
+export interface WordMark {
+  start: number;
+  length: number;
+  ms: number;
 }
 
 /** The part of the Emscripten module's eSpeakNGWorker class used here. */
@@ -70,8 +83,21 @@ const port = parentPort;
 if (!port) throw new Error('espeak-ng-worker must run in a worker thread');
 const cancel = new Int32Array((workerData as EspeakWorkerData).cancel);
 
-function escapeForSsml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+const SSML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * The text as the bundled build reads it (SSML), and for each of its characters the position of
+ * the character of `text` it came from, so eSpeak's word positions can be given in `text`'s terms.
+ */
+function escapeForSsml(text: string): { escaped: string; origin: number[] } {
+  let escaped = '';
+  const origin: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const out = SSML_ESCAPES[text[i]!] ?? text[i]!;
+    escaped += out;
+    for (let k = 0; k < out.length; k++) origin.push(i);
+  }
+  return { escaped, origin };
 }
 
 function toFloat(chunks: Int16Array[], total: number): Float32Array {
@@ -108,10 +134,18 @@ function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void 
     port!.postMessage({ type: 'chunk', id, samples } satisfies WorkerReply, [samples.buffer as ArrayBuffer]);
   };
 
-  instance.synthesize(escapeForSsml(message.text), (samples, events) => {
+  const { escaped, origin } = escapeForSsml(message.text);
+  const words: WordMark[] = [];
+  instance.synthesize(escaped, (samples, events) => {
     if (Atomics.load(cancel, 0) === id) {
       aborted = true;
       return true;
+    }
+    for (const event of events) {
+      const at = origin[event.text_position - 1];
+      if (event.type !== 'word' || at === undefined) continue;
+      const last = origin[Math.min(origin.length, event.text_position - 1 + event.word_length) - 1] ?? at;
+      words.push({ start: at, length: last - at + 1, ms: event.audio_position });
     }
     if (samples && samples.length > 0) {
       pending.push(samples);
@@ -122,7 +156,7 @@ function synthesize(instance: EspeakInstance, message: SynthesizeMessage): void 
     return false;
   });
   if (!aborted) flush();
-  port!.postMessage({ type: 'done', id, aborted } satisfies WorkerReply);
+  port!.postMessage({ type: 'done', id, aborted, words } satisfies WorkerReply);
 }
 
 async function start(): Promise<void> {

@@ -209,7 +209,7 @@ class SynthesisSocket {
           pieces++;
           const prepared = synthesis.prepareText(resolved, text, stream);
           const timer = request.wordTimestamps ? new WordTimer(prepared.sentences.join(' '), stats.samples / rate, rate) : undefined;
-          for await (const samples of synthesis.pcm(prepared, signal, stats)) {
+          for await (const samples of synthesis.pcm(prepared, signal, stats, timer && ((marks) => timer.engineMarks(marks)))) {
             timer?.observe(samples);
             yield samples;
           }

@@ -136,6 +136,20 @@ describe('eSpeak NG engine', () => {
     assert.ok(fast.length < slow.length * 0.5, `fast ${fast.length} slow ${slow.length}`);
   });
 
+  it('says where it started each word: positions in the text as given (markup characters too), times rising within the audio', async () => {
+    const voice = byId('espeak-en-us-male');
+    const text = 'Salt & pepper <now>, please.';
+    let marks: { start: number; length: number; seconds: number }[] | undefined;
+    const audio = await collect(engine.synthesize(voice, text, opts('en', { onWords: (words) => (marks = words) })));
+    assert.ok(marks, 'word marks were reported');
+    const words = marks.map((m) => text.slice(m.start, m.start + m.length));
+    for (const word of ['Salt', 'pepper', 'now', 'please']) assert.ok(words.includes(word), `${word} in ${JSON.stringify(words)}`);
+    for (const [i, m] of marks.entries()) {
+      assert.ok(m.seconds >= 0 && m.seconds < audio.length / voice.sampleRate, JSON.stringify(m));
+      if (i > 0) assert.ok(m.seconds > marks[i - 1]!.seconds, 'later words later');
+    }
+  });
+
   it('reads digits in the voice language', async () => {
     const en = await collect(engine.synthesize(byId('espeak-en-us-male'), '1234567', opts('en')));
     const short = await collect(engine.synthesize(byId('espeak-en-us-male'), '7', opts('en')));
