@@ -10,6 +10,7 @@
 import { parentPort } from 'node:worker_threads';
 import { LocalPipeline, type PipelineInfo, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
 import { warmUpEncoders } from '../audio/warm-up.js';
+import { postTransferring } from './post-transferring.js';
 
 export type OutputRequest =
   | { call: number; op: 'open'; pipeline: number; options: PipelineOptions }
@@ -26,7 +27,7 @@ const pipelines = new Map<number, LocalPipeline>();
 function send(reply: OutputReply): void {
   const output = reply.ok ? reply.output : undefined;
   const transfer = [output?.pcm?.buffer, output?.bytes?.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
-  port!.postMessage(reply, transfer);
+  postTransferring(port!, reply, transfer);
 }
 
 async function handle(request: OutputRequest): Promise<void> {
@@ -58,10 +59,16 @@ async function handle(request: OutputRequest): Promise<void> {
   }
 }
 
-/** Outputs are transferred: one that is a view into a larger buffer (an encoder's own) is copied first. */
+/**
+ * Outputs are transferred: one that is a view into a larger buffer (an encoder's own, or Node's
+ * shared Buffer pool, which must never be moved) is copied into a buffer of its own first, and so is
+ * an empty one (an encoder may hand out one shared empty array: moved once, it would be detached for
+ * every later reply). Buffer's `slice` would not do: it is a view of the same memory.
+ */
 function ownBuffers(output: PipelineOutput): PipelineOutput {
+  const copy = <T extends Float32Array | Uint8Array>(a: T): T => (a instanceof Float32Array ? new Float32Array(a) : new Uint8Array(a)) as T;
   const own = <T extends Float32Array | Uint8Array>(a: T | undefined): T | undefined =>
-    a && (a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength || !(a.buffer instanceof ArrayBuffer)) ? (a.slice() as T) : a;
+    a && (a.byteLength === 0 || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength || !(a.buffer instanceof ArrayBuffer)) ? copy(a) : a;
   return { samples: output.samples, pcm: own(output.pcm), bytes: own(output.bytes) };
 }
 

@@ -11,6 +11,7 @@ import type { AudioPipeline, PipelineInfo, PipelineOptions, PipelineOutput } fro
 import { startWorkerThread } from '../engines/spawn.js';
 import { EngineError } from '../errors.js';
 import type { OutputReply, OutputRequest } from './output-worker.js';
+import { postTransferring } from './post-transferring.js';
 
 type Payload = Omit<OutputRequest, 'call' | 'pipeline'> & Record<string, unknown>;
 
@@ -143,7 +144,7 @@ export class OutputWorkers {
     return new Promise((resolve, reject) => {
       thread.pending.set(call, { resolve, reject });
       thread.worker.ref();
-      thread.worker.postMessage({ ...payload, call, pipeline } as OutputRequest, transfer);
+      postTransferring(thread.worker, { ...payload, call, pipeline } as OutputRequest, transfer);
     });
   }
 }
