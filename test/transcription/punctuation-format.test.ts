@@ -12,6 +12,7 @@ import { InferenceCore } from '../../src/engines/inference/inference-core.js';
 import { createPunctuator } from '../../src/engines/server/sherpa-punctuation.js';
 import { enginePackAs } from '../../src/models/families/index.js';
 import type { Punctuator } from '../../src/engines/types.js';
+import { AbortedError } from '../../src/errors.js';
 import { applyTextOptionsWithModels, type TextOptions } from '../../src/transcription/options/apply.js';
 import { punctuateWords } from '../../src/transcription/options/format.js';
 import { punctuationFixturePack } from '../fixtures/punctuation-pack.js';
@@ -60,5 +61,15 @@ describe('format with a punctuation pack', () => {
     assert.equal(text((await applyTextOptionsWithModels(timed('hello wie geht es'), { ...options, language: 'de' }, { punctuator })).words), 'Hello wie geht es.');
     // No pack: the rules.
     assert.equal(text((await applyTextOptionsWithModels(timed('hello how are you today'), options, {})).words), 'Hello how are you today.');
+  });
+
+  it('formats by the rules when the punctuation model fails, and still stops for a client that left', async () => {
+    const failing: Punctuator = { ...punctuator, punctuate: async () => Promise.reject(new Error('inference process died')) };
+    const outcome = await applyTextOptionsWithModels(timed('hello how are you today'), options, { punctuator: failing });
+    assert.equal(text(outcome.words), 'Hello how are you today.');
+    const gone = new AbortController();
+    gone.abort();
+    const aborted: Punctuator = { ...punctuator, punctuate: async () => Promise.reject(new AbortedError()) };
+    await assert.rejects(applyTextOptionsWithModels(timed('hello how are you today'), options, { punctuator: aborted, signal: gone.signal }), AbortedError);
   });
 });

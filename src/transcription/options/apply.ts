@@ -11,6 +11,7 @@
  */
 import { inverseNumberWordsFor, type NormalisedToken } from '../../text/inverse-number-words/index.js';
 import type { Punctuator } from '../../engines/types.js';
+import { AbortedError } from '../../errors.js';
 import { formatWords, punctuateWords } from './format.js';
 import { findEntities, type EntitySpan } from './redact.js';
 
@@ -72,7 +73,8 @@ export function textOptionsFor(requested: RequestedTextOptions | undefined, lang
 
 /**
  * applyTextOptions, with `format` done by the punctuation model when one is installed for the
- * language (the rules when none is, or when its answer cannot be used).
+ * language (the rules when none is, when its answer cannot be used, or when the model fails: the
+ * transcript itself is done, and formatting alone must not lose it). A client that left still stops it.
  */
 export async function applyTextOptionsWithModels<T extends TimedText>(
   words: readonly T[],
@@ -82,7 +84,13 @@ export async function applyTextOptionsWithModels<T extends TimedText>(
   const { punctuator } = models;
   if (!options.format || !punctuator?.languages.includes(options.language)) return applyTextOptions(words, options);
   const outcome = applyTextOptions(words, { ...options, format: false });
-  outcome.words = (await punctuateWords(outcome.words, punctuator, models.signal)) ?? formatWords(outcome.words, options.pauseSeconds);
+  let punctuated: T[] | undefined;
+  try {
+    punctuated = await punctuateWords(outcome.words, punctuator, models.signal);
+  } catch (err) {
+    if (err instanceof AbortedError || models.signal?.aborted) throw err;
+  }
+  outcome.words = punctuated ?? formatWords(outcome.words, options.pauseSeconds);
   return outcome;
 }
 
