@@ -105,9 +105,11 @@ if (forTests && !process.env.PARLEY_TEST_MODELS_DIR && !existsSync(path.resolve(
 }
 
 // Touch nothing else: models are the user's choice (parley models pull).
+// better-sqlite3 12 (Node 20) is built for one Node ABI; 13 (Node 22 and later) ships Node-API binaries.
+const sqliteDriver = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 try {
-  execFileSync(process.execPath, ['-e', "require('better-sqlite3')"], { cwd: root, stdio: 'ignore' });
+  execFileSync(process.execPath, ['-e', `require('${sqliteDriver}')`], { cwd: root, stdio: 'ignore' });
 } catch {
-  log('better-sqlite3 did not load; rebuilding it');
-  run('npm', ['rebuild', 'better-sqlite3']);
+  log(`${sqliteDriver} did not load; rebuilding it`);
+  run('npm', ['rebuild', sqliteDriver]);
 }

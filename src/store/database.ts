@@ -1,11 +1,11 @@
 import { mkdirSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Dialect, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { classifyStoreError, guardedDialect, StoreHealth, type StoreLogger } from './availability.js';
 import { backendProfiles, type BackendProfile } from './backend.js';
 import { migrations } from './migrations/index.js';
+import { SqliteDatabase, type SqliteConnection } from './sqlite-driver.js';
 import type { Database } from './schema.js';
 
 export interface Store {
@@ -102,7 +102,7 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
  * the file is writable and has changed back.
  */
 class SqliteFile {
-  private current: SqliteDatabase.Database;
+  private current: SqliteConnection;
   private openedAs: Stats | null;
   private watcher: NodeJS.Timeout | null = null;
 
@@ -124,7 +124,7 @@ class SqliteFile {
     }
   }
 
-  private static open(file: string, mustExist: boolean): SqliteDatabase.Database {
+  private static open(file: string, mustExist: boolean): SqliteConnection {
     const db = new SqliteDatabase(file, { fileMustExist: mustExist });
     // WAL lets readers go on while the job runner writes; busy_timeout rides out short write locks.
     if (!db.readonly) db.pragma('journal_mode = WAL');

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import SqliteDatabase from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/store/sqlite-driver.js';
 import { randomBase62 } from '../../src/store/ids.js';
 import { startReceiver } from './fixtures/receiver.js';
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import SqliteDatabase from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/store/sqlite-driver.js';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type { JobService } from '../../src/jobs/job-service.js';
 import { migrations } from '../../src/store/migrations/index.js';
