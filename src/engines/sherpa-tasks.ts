@@ -48,6 +48,8 @@ export interface OnlineAsrTask extends AudioTaskBase {
   sampleRate: number;
   /** Silence appended before inputFinished() so the last frames are decoded (sherpa examples use 0.4-0.66 s). */
   tailPaddingSeconds: number;
+  /** This decode's hotwords: "PHRASE :score" entries joined by "/" (the config decodes with modified beam search). */
+  hotwords?: string;
 }
 
 /**
@@ -68,6 +70,8 @@ export interface OnlineStreamTask extends AudioTaskBase {
   stream: string;
   sampleRate: number;
   tailPaddingSeconds: number;
+  /** The stream's hotwords, given at `open` (as in OnlineAsrTask). */
+  hotwords?: string;
 }
 
 export interface DiarizeTask extends AudioTaskBase {
