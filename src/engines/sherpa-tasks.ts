@@ -50,6 +50,8 @@ export interface OnlineAsrTask extends AudioTaskBase {
   tailPaddingSeconds: number;
   /** This decode's hotwords: "PHRASE :score" entries joined by "/" (the config decodes with modified beam search). */
   hotwords?: string;
+  /** Give them through a hotwords file (a model per list) even where the stream could take them. */
+  hotwordsFromFile?: boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ export interface OnlineStreamTask extends AudioTaskBase {
   tailPaddingSeconds: number;
   /** The stream's hotwords, given at `open` (as in OnlineAsrTask). */
   hotwords?: string;
+  hotwordsFromFile?: boolean;
 }
 
 export interface DiarizeTask extends AudioTaskBase {

@@ -129,13 +129,13 @@ let fallbackLogged = false;
  * with it, as sherpa-onnx-node alone allows: a new list then costs a model load.
  */
 function openWithHotwords(task: OnlineAsrTask | OnlineStreamTask, hotwords: string): OpenStream {
-  const unavailable = streamHotwordsUnavailable();
-  if (!unavailable) {
+  const unavailable = task.hotwordsFromFile ? undefined : streamHotwordsUnavailable();
+  if (!task.hotwordsFromFile && !unavailable) {
     const recognizer = loadModel<StreamHotwordsRecognizer>(task.key, modelFiles(task.config), () => createStreamHotwordsRecognizer(task.config));
     const stream = recognizer.createStream(hotwords);
     return { recognizer, stream, free: () => stream.free() };
   }
-  if (!fallbackLogged) {
+  if (unavailable && !fallbackLogged) {
     fallbackLogged = true;
     console.warn(`parley: per-stream hotwords unavailable (${unavailable}); each new keyword list loads its own streaming model`);
   }

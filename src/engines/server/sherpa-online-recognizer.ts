@@ -34,6 +34,11 @@ export interface OnlineRecognizerOptions {
    * (mean ≈ 0.2 s) after the corpus's forced alignments on the three LibriVox files. Default 0.2.
    */
   emissionDelaySeconds?: number;
+  /**
+   * false: give hotwords through a file, one model per keyword list (a new list costs a model
+   * load), as where the inference process cannot give them per stream. Default true.
+   */
+  hotwordsPerStream?: boolean;
 }
 
 /** Paths kept by modified beam search when boosting: sherpa's examples use 4. */
@@ -58,7 +63,7 @@ export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: EngineP
   /** The model a request decodes with, and its hotwords as sherpa takes them per stream. */
   const modelFor = (hotwords: Hotword[] | undefined) =>
     supportsHotwords && hotwords && hotwords.length > 0
-      ? { key: boostedKey, config: boosted, hotwords: hotwordLines(hotwords, upperCase).join('/') }
+      ? { key: boostedKey, config: boosted, hotwords: hotwordLines(hotwords, upperCase).join('/'), ...(options.hotwordsPerStream === false ? { hotwordsFromFile: true } : {}) }
       : { key, config };
   const tailPaddingSeconds = options.tailPaddingSeconds ?? 0.66;
   const delay = options.emissionDelaySeconds ?? 0.2;

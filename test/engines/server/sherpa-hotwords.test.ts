@@ -1,6 +1,6 @@
 /** What sherpa needs to boost keywords: the vocabulary derived from bpe.model, and the hotwords lines and files. */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../../src/engines/server/sherpa-hotwords.js';
@@ -93,6 +93,38 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
       await pool.close();
     }
     assert.deepEqual(new Set(unloaded), new Set([submitted[0]!.key, boostedTasks()[0]!.key]), 'closing unloads both models');
+  });
+});
+
+describe('a streaming recogniser with hotwords from a file (the fallback where streams cannot take them)', { skip: NEEDS || needs({ corpus: true }) }, () => {
+  it('loads a model per keyword list from a hotwords file, boosts as well, and removes the files when unloaded', async () => {
+    const pool = createWorkerPool({ workers: 1 });
+    const pack = streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } });
+    const recognizer = createOnlineRecognizer(pool, pack, { hotwordsPerStream: false });
+    const probe = hotwordsFile(['PROBE :1'], 'probe');
+    const cacheDir = path.dirname(path.dirname(probe));
+    dropHotwordsFiles('probe');
+    const workerFiles = () =>
+      readdirSync(cacheDir)
+        .filter((dir) => dir.startsWith(`hotwords-worker-${process.pid}-`))
+        .flatMap((dir) => readdirSync(path.join(cacheDir, dir)).map((name) => readFileSync(path.join(cacheDir, dir, name), 'utf8')));
+    try {
+      const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
+      const samples = await resample(audio.samples, audio.sampleRate, 16000);
+      const boosted = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'lord', score: 4 }] });
+      assert.match(boosted.text, /^LORD\b/);
+      assert.deepEqual(workerFiles(), ['LORD :4\n'], 'the list went through a file');
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'speech', score: 2 }] });
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'glad', score: 2 }] });
+      assert.deepEqual(workerFiles().sort(), ['GLAD :2\n', 'SPEECH :2\n'], 'at most two such models per thread; the oldest file is removed');
+      await recognizer.close();
+      // The unload reaches the worker before a later task does.
+      await recognizer.recognize(samples, { language: 'en' });
+      assert.deepEqual(workerFiles(), [], 'unloading the model removes its files');
+    } finally {
+      await recognizer.close();
+      await pool.close();
+    }
   });
 });
 
