@@ -48,8 +48,7 @@ const SAMPLE_RATE = 16_000;
 
 /** The config of the model that decodes requests with hotwords (given per stream). */
 export function boostedConfig(config: SherpaOnlineRecognizerConfig): SherpaOnlineRecognizerConfig {
-  const { hotwordsFile: _none, ...rest } = config;
-  return { ...rest, decodingMethod: 'modified_beam_search', maxActivePaths: BOOSTED_ACTIVE_PATHS };
+  return { ...config, decodingMethod: 'modified_beam_search', maxActivePaths: BOOSTED_ACTIVE_PATHS };
 }
 
 export function createOnlineRecognizer(pool: TaskRunner<PoolTask>, pack: EnginePack<'online-asr'>, options: OnlineRecognizerOptions = {}): Recognizer {
