@@ -46,6 +46,16 @@ describe('sherpa hotwords support', () => {
   });
 });
 
+/** The hotwords files this process's worker threads wrote (the fallback's), by content. */
+function workerFiles(): string[] {
+  const probe = hotwordsFile(['PROBE :1'], 'probe');
+  const cacheDir = path.dirname(path.dirname(probe));
+  dropHotwordsFiles('probe');
+  return readdirSync(cacheDir)
+    .filter((dir) => dir.startsWith(`hotwords-worker-${process.pid}-`))
+    .flatMap((dir) => readdirSync(path.join(cacheDir, dir)).map((name) => readFileSync(path.join(cacheDir, dir, name), 'utf8')));
+}
+
 describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: NEEDS || needs({ corpus: true }) }, () => {
   it('decodes every keyword list on one boosting model, the list given to each stream, and boosts a word the plain decode misses', async () => {
     const pool = createWorkerPool({ workers: 1 });
@@ -82,6 +92,7 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
       assert.equal(first!.config.decodingMethod, 'modified_beam_search');
       assert.equal(first!.config.hotwordsFile, undefined, 'no hotwords file');
       assert.notEqual(first!.key, submitted[0]!.key, 'the plain decode keeps its own (greedy) model');
+      assert.deepEqual(workerFiles(), [], 'the lists went to the streams, not through files');
       assert.equal(unloaded.length, 0);
 
       const stream = await recognizer.openStream!({ hotwords: [{ phrase: 'lord', score: 4 }] });
@@ -101,13 +112,6 @@ describe('a streaming recogniser with hotwords from a file (the fallback where s
     const pool = createWorkerPool({ workers: 1 });
     const pack = streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } });
     const recognizer = createOnlineRecognizer(pool, pack, { hotwordsPerStream: false });
-    const probe = hotwordsFile(['PROBE :1'], 'probe');
-    const cacheDir = path.dirname(path.dirname(probe));
-    dropHotwordsFiles('probe');
-    const workerFiles = () =>
-      readdirSync(cacheDir)
-        .filter((dir) => dir.startsWith(`hotwords-worker-${process.pid}-`))
-        .flatMap((dir) => readdirSync(path.join(cacheDir, dir)).map((name) => readFileSync(path.join(cacheDir, dir, name), 'utf8')));
     try {
       const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
       const samples = await resample(audio.samples, audio.sampleRate, 16000);
