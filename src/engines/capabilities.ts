@@ -100,7 +100,7 @@ export interface EngineTraits {
     forLanguage?(config: SherpaOfflineRecognizerConfig, language: string): SherpaOfflineRecognizerConfig;
   };
   'online-asr': {
-    /** It can boost a request's keywords (a second model reading a hotwords file). */
+    /** It can boost a request's keywords (a second model, decoding with beam search, given them per stream). */
     hotwords: boolean;
   };
   'segmentation': NoTraits;

@@ -4,7 +4,9 @@
  * it), and only the code in inference/ (the inference processes and the pack test-load child)
  * calls loadSherpaOnnx(): sherpa ends the process on a malformed model instead of throwing.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { EngineError } from '../errors.js';
 
 const require = createRequire(import.meta.url);
@@ -288,4 +290,26 @@ export function loadSherpaOnnx(): SherpaOnnx {
 export function sherpaOnnxVersion(): string {
   const manifest = require('sherpa-onnx-node/package.json') as { version?: string };
   return manifest.version ?? 'unknown';
+}
+
+/**
+ * sherpa-onnx's C library, the one the addon runs on (its platform package ships it beside the
+ * addon), for the call the JS binding lacks (inference/sherpa-stream-hotwords.ts). Loads the addon.
+ */
+export function sherpaOnnxCLibraryPath(): string {
+  loadSherpaOnnx();
+  const name = process.platform === 'win32' ? 'sherpa-onnx-c-api.dll' : process.platform === 'darwin' ? 'libsherpa-onnx-c-api.dylib' : 'libsherpa-onnx-c-api.so';
+  if (process.platform === 'linux') {
+    // The very file the addon has mapped: another copy would be a second library with state of its own.
+    const mapped = readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('/'))
+      .map((line) => line.slice(line.indexOf('/')))
+      .find((file) => path.basename(file) === name);
+    if (mapped) return mapped;
+  }
+  const platform = process.platform === 'win32' ? 'win' : process.platform;
+  const sherpaDir = path.dirname(require.resolve('sherpa-onnx-node/package.json'));
+  const platformPackage = createRequire(path.join(sherpaDir, 'package.json')).resolve(`sherpa-onnx-${platform}-${process.arch}/package.json`);
+  return path.join(path.dirname(platformPackage), name);
 }

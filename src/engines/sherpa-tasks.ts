@@ -48,6 +48,10 @@ export interface OnlineAsrTask extends AudioTaskBase {
   sampleRate: number;
   /** Silence appended before inputFinished() so the last frames are decoded (sherpa examples use 0.4-0.66 s). */
   tailPaddingSeconds: number;
+  /** This decode's hotwords: "PHRASE :score" entries joined by "/" (the config decodes with modified beam search). */
+  hotwords?: string;
+  /** Give them through a hotwords file (a model per list) even where the stream could take them. */
+  hotwordsFromFile?: boolean;
 }
 
 /**
@@ -68,6 +72,9 @@ export interface OnlineStreamTask extends AudioTaskBase {
   stream: string;
   sampleRate: number;
   tailPaddingSeconds: number;
+  /** The stream's hotwords, given at `open` (as in OnlineAsrTask). */
+  hotwords?: string;
+  hotwordsFromFile?: boolean;
 }
 
 export interface DiarizeTask extends AudioTaskBase {

@@ -31,6 +31,16 @@ describe('the native boundary', () => {
     assert.deepEqual(offenders, [], `import sherpa-onnx-node only through ${LOADER}`);
   });
 
+  it('koffi (the FFI to sherpa-onnx C library) is imported by the per-stream hotwords binding only, inside inference/', () => {
+    const binding = 'src/engines/inference/sherpa-stream-hotwords.ts';
+    const koffi = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire(?:\.resolve)?\s*\(\s*)['"]koffi(?:\/[^'"]*)?['"]/;
+    const importers = ['src', 'bench', 'scripts', 'bin']
+      .flatMap((dir) => sources(path.join(repoRoot, dir)))
+      .map((file) => path.relative(repoRoot, file))
+      .filter((file) => koffi.test(readFileSync(path.join(repoRoot, file), 'utf8')));
+    assert.deepEqual(importers, [binding]);
+  });
+
   it('the check itself sees the ways a module can import it', () => {
     for (const line of [
       "import sherpa from 'sherpa-onnx-node';",

@@ -6,7 +6,8 @@
  * between tasks: the pool sends every task of a stream to the thread that opened it.
  */
 import { existsSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
+import { dropHotwordsFile, hotwordsFile } from '../server/sherpa-hotwords.js';
 import type {
   DiarizeResult,
   DiarizeTask,
@@ -31,6 +32,7 @@ import {
   type SherpaOnlineStream,
   type SherpaOnnx,
 } from '../sherpa-onnx.js';
+import { createStreamHotwordsRecognizer, streamHotwordsUnavailable, type StreamHotwordsRecognizer } from './sherpa-stream-hotwords.js';
 
 class TaskAborted extends Error {}
 class ModelLoadFailed extends Error {}
@@ -43,8 +45,18 @@ const ALL_CLASSES = 10_000;
 
 const port = parentPort!;
 const models = new Map<string, unknown>();
+
+/** What decodes a stream: sherpa-onnx-node's recogniser, or the C-bound one that takes hotwords per stream. */
+type OnlineDecoder = Pick<SherpaOnlineRecognizer, 'isReady' | 'decode' | 'getResult'>;
+interface OpenStream {
+  recognizer: OnlineDecoder;
+  stream: SherpaOnlineStream;
+  /** Releases the stream's native memory now (sherpa-onnx-node's streams are left to the collector). */
+  free(): void;
+}
+
 /** Open recognition streams of this thread, by stream id (each keeps its recogniser alive). */
-const streams = new Map<string, { recognizer: SherpaOnlineRecognizer; stream: SherpaOnlineStream }>();
+const streams = new Map<string, OpenStream>();
 
 function loadModel<M>(key: string, files: string[], build: (s: SherpaOnnx) => M): M {
   const cached = models.get(key);
@@ -91,20 +103,69 @@ function runVad(task: VadTask, cancelled: () => boolean, report: (data: VadResul
   return { spans };
 }
 
-function onlineRecognizer(task: OnlineAsrTask | OnlineStreamTask): SherpaOnlineRecognizer {
-  const { transducer, tokens } = task.config.modelConfig;
-  const hotwords = task.config.hotwordsFile ? [task.config.hotwordsFile] : [];
-  return loadModel(task.key, [transducer.encoder, transducer.decoder, transducer.joiner, tokens, ...hotwords], (s) => new s.OnlineRecognizer(task.config));
+/** The files a streaming config reads; beam search spells hotwords with the BPE vocabulary. */
+function modelFiles(config: OnlineAsrTask['config']): string[] {
+  const { transducer, tokens, bpeVocab } = config.modelConfig;
+  const vocab = bpeVocab && config.decodingMethod === 'modified_beam_search' ? [bpeVocab] : [];
+  return [transducer.encoder, transducer.decoder, transducer.joiner, tokens, ...vocab, ...(config.hotwordsFile ? [config.hotwordsFile] : [])];
 }
 
-function decodeReady(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream, cancelled: () => boolean): void {
+function onlineRecognizer(task: OnlineAsrTask | OnlineStreamTask, key = task.key, config = task.config): SherpaOnlineRecognizer {
+  return loadModel(key, modelFiles(config), (s) => new s.OnlineRecognizer(config));
+}
+
+/**
+ * Recognisers loaded with one keyword list each (the fallback below), newest last: at most
+ * FILE_HOTWORDS_MODELS per thread, each under its task's key + "\0" + its list.
+ */
+const fileHotwordsModels: Array<{ key: string; file: string }> = [];
+const FILE_HOTWORDS_MODELS = 2;
+let fallbackLogged = false;
+
+/**
+ * The recogniser and stream for a task with hotwords: one recogniser per model, the hotwords given
+ * to the stream (sherpa's C call; no model load for a new list). Where that call cannot be bound
+ * (see sherpa-stream-hotwords.ts), the list goes into a hotwords file and a recogniser is loaded
+ * with it, as sherpa-onnx-node alone allows: a new list then costs a model load.
+ */
+function openWithHotwords(task: OnlineAsrTask | OnlineStreamTask, hotwords: string): OpenStream {
+  const unavailable = task.hotwordsFromFile ? undefined : streamHotwordsUnavailable();
+  if (!task.hotwordsFromFile && !unavailable) {
+    const recognizer = loadModel<StreamHotwordsRecognizer>(task.key, modelFiles(task.config), () => createStreamHotwordsRecognizer(task.config));
+    const stream = recognizer.createStream(hotwords);
+    return { recognizer, stream, free: () => stream.free() };
+  }
+  if (unavailable && !fallbackLogged) {
+    fallbackLogged = true;
+    console.warn(`parley: per-stream hotwords unavailable (${unavailable}); each new keyword list loads its own streaming model`);
+  }
+  const key = `${task.key}\0${hotwords}`;
+  let entry = fileHotwordsModels.find((m) => m.key === key);
+  if (entry) fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);
+  else entry = { key, file: hotwordsFile(hotwords.split('/'), `worker-${process.pid}-${threadId}`) };
+  fileHotwordsModels.push(entry);
+  for (const old of fileHotwordsModels.splice(0, Math.max(0, fileHotwordsModels.length - FILE_HOTWORDS_MODELS))) {
+    models.delete(old.key);
+    dropHotwordsFile(old.file);
+  }
+  const recognizer = onlineRecognizer(task, key, { ...task.config, hotwordsFile: entry.file });
+  return { recognizer, stream: recognizer.createStream(), free: () => undefined };
+}
+
+function openStream(task: OnlineAsrTask | OnlineStreamTask): OpenStream {
+  if (task.hotwords) return openWithHotwords(task, task.hotwords);
+  const recognizer = onlineRecognizer(task);
+  return { recognizer, stream: recognizer.createStream(), free: () => undefined };
+}
+
+function decodeReady(recognizer: OnlineDecoder, stream: SherpaOnlineStream, cancelled: () => boolean): void {
   while (recognizer.isReady(stream)) {
     if (cancelled()) throw new TaskAborted();
     recognizer.decode(stream);
   }
 }
 
-function finishStream(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream, task: OnlineAsrTask | OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
+function finishStream(recognizer: OnlineDecoder, stream: SherpaOnlineStream, task: OnlineAsrTask | OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
   const tail = new Float32Array(Math.round(task.tailPaddingSeconds * task.sampleRate));
   stream.acceptWaveform({ samples: tail, sampleRate: task.sampleRate });
   stream.inputFinished();
@@ -112,26 +173,29 @@ function finishStream(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineSt
   return resultOf(recognizer, stream);
 }
 
-function resultOf(recognizer: SherpaOnlineRecognizer, stream: SherpaOnlineStream): OnlineAsrResult {
+function resultOf(recognizer: OnlineDecoder, stream: SherpaOnlineStream): OnlineAsrResult {
   const result = recognizer.getResult(stream);
   const logProbs = result.ys_probs?.length === result.tokens.length ? result.ys_probs : [];
   return { text: result.text, tokens: result.tokens, timestamps: result.timestamps, logProbs };
 }
 
 function runOnlineAsr(task: OnlineAsrTask, cancelled: () => boolean): OnlineAsrResult {
-  const recognizer = onlineRecognizer(task);
-  const stream = recognizer.createStream();
-  stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
-  return finishStream(recognizer, stream, task, cancelled);
+  const { recognizer, stream, free } = openStream(task);
+  try {
+    stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
+    return finishStream(recognizer, stream, task, cancelled);
+  } finally {
+    free();
+  }
 }
 
 function runOnlineStream(task: OnlineStreamTask, cancelled: () => boolean): OnlineAsrResult {
   if (task.op === 'open') {
-    const recognizer = onlineRecognizer(task);
-    streams.set(task.stream, { recognizer, stream: recognizer.createStream() });
+    streams.set(task.stream, openStream(task));
     return NO_RECOGNITION;
   }
   if (task.op === 'close') {
+    streams.get(task.stream)?.free();
     streams.delete(task.stream);
     return NO_RECOGNITION;
   }
@@ -141,7 +205,11 @@ function runOnlineStream(task: OnlineStreamTask, cancelled: () => boolean): Onli
   if (task.op === 'finish') {
     // Gone whatever happens: a finished stream takes no more audio.
     streams.delete(task.stream);
-    return finishStream(recognizer, stream, task, cancelled);
+    try {
+      return finishStream(recognizer, stream, task, cancelled);
+    } finally {
+      open.free();
+    }
   }
   if (task.samples.length > 0) stream.acceptWaveform({ samples: task.samples, sampleRate: task.sampleRate });
   // Cancelled midway, the stream stays whole: what is not decoded yet is decoded by the next accept.
@@ -201,8 +269,13 @@ function run(task: PoolTask, cancelled: () => boolean, report: (data: unknown) =
 
 port.on('message', (request: WorkerRequest) => {
   if (request.type === 'unload') {
-    // sherpa frees the native model when the wrapper is collected.
+    // sherpa frees the native model when the wrapper is collected (the C-bound one likewise).
     models.delete(request.key);
+    for (const entry of fileHotwordsModels.filter((m) => m.key.startsWith(`${request.key}\0`))) {
+      fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);
+      models.delete(entry.key);
+      dropHotwordsFile(entry.file);
+    }
     return;
   }
   const flag = new Int32Array(request.cancel);

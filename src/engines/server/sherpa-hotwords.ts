@@ -4,9 +4,8 @@
  * - A pack that ships only `bpe.model` (SentencePiece) gets its `bpe.vocab` derived here: one line
  *   per piece, "<piece>\t<score>", in id order — the form sherpa's `bpeVocab` reads. Packs may sit
  *   in read-only folders, so the derived file goes to a cache folder, named by the model's hash.
- * - A streaming recogniser reads hotwords only from a file named in its config; those files are
- *   named by their content, so the same keyword list (a call centre sends the same one every time)
- *   is the same model key and is loaded once.
+ * - Where a streaming recogniser cannot take hotwords per stream, it reads them from a file named
+ *   in its config; those files are named by their content, one folder per owner.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';

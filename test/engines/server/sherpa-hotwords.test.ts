@@ -1,6 +1,6 @@
 /** What sherpa needs to boost keywords: the vocabulary derived from bpe.model, and the hotwords lines and files. */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../../src/engines/server/sherpa-hotwords.js';
@@ -46,14 +46,24 @@ describe('sherpa hotwords support', () => {
   });
 });
 
+/** The hotwords files this process's worker threads wrote (the fallback's), by content. */
+function workerFiles(): string[] {
+  const probe = hotwordsFile(['PROBE :1'], 'probe');
+  const cacheDir = path.dirname(path.dirname(probe));
+  dropHotwordsFiles('probe');
+  return readdirSync(cacheDir)
+    .filter((dir) => dir.startsWith(`hotwords-worker-${process.pid}-`))
+    .flatMap((dir) => readdirSync(path.join(cacheDir, dir)).map((name) => readFileSync(path.join(cacheDir, dir, name), 'utf8')));
+}
+
 describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: NEEDS || needs({ corpus: true }) }, () => {
-  it('decodes a keyword list on its own model, keeps at most maxBoostedModels, and unloads and removes the rest', async () => {
+  it('decodes every keyword list on one boosting model, the list given to each stream, and boosts a word the plain decode misses', async () => {
     const pool = createWorkerPool({ workers: 1 });
-    const submitted: string[] = [];
+    const submitted: PoolTask[] = [];
     const unloaded: string[] = [];
     const runner: TaskRunner<PoolTask> = {
       submit: (task, options) => {
-        if ('config' in task && 'hotwordsFile' in task.config && task.config.hotwordsFile) submitted.push(task.config.hotwordsFile);
+        submitted.push(task);
         return pool.submit(task, options);
       },
       unload: (key) => {
@@ -61,33 +71,64 @@ describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: N
         pool.unload(key);
       },
     };
-    const recognizer = createOnlineRecognizer(runner, streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }), { maxBoostedModels: 1 });
+    const recognizer = createOnlineRecognizer(runner, streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } }));
+    const boostedTasks = () => submitted.filter((t) => 'hotwords' in t && t.hotwords) as Array<Extract<PoolTask, { kind: 'online-asr' | 'online-stream' }>>;
     try {
       assert.equal(recognizer.supportsHotwords, true);
+      // "Lord, but I'm glad to see you again, Phil.": the tiny model hears "LARGE" for "Lord".
       const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
       const samples = await resample(audio.samples, audio.sampleRate, 16000);
       const plain = await recognizer.recognize(samples, { language: 'en' });
-      assert.equal(submitted.length, 0, 'no keywords, no hotwords file');
-      const first = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
-      assert.equal(submitted.length, 1);
-      const fileA = submitted[0]!;
-      assert.equal(readFileSync(fileA, 'utf8'), 'PARLEY :2\n', 'upper case, as the pack spells its tokens');
-      assert.ok(first.text.length > 0 && plain.text.length > 0);
-      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'parley', score: 2 }] });
-      assert.equal(submitted[1], fileA, 'the same list is the same model');
-      assert.equal(unloaded.length, 0);
+      assert.doesNotMatch(plain.text, /\bLORD\b/);
+      assert.equal(boostedTasks().length, 0, 'no keywords, no hotwords');
+      const boosted = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'lord', score: 4 }] });
+      assert.match(boosted.text, /^LORD\b/, 'the boosted decode hears the keyword');
+      assert.equal(boosted.timestamps.length, boosted.tokens.length);
       await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'speech', score: 2 }] });
-      assert.notEqual(submitted[2], fileA);
-      assert.equal(unloaded.length, 1, 'past the bound, the least recently used model is unloaded');
-      assert.equal(existsSync(fileA), false, 'and its file removed');
-      const stream = await recognizer.openStream!({ hotwords: [{ phrase: 'speech', score: 2 }] });
-      await stream.accept(samples);
-      assert.ok((await stream.finish()).text.length > 0, 'a live stream decodes with the hotwords too');
+      const [first, second] = boostedTasks();
+      assert.equal(first!.hotwords, 'LORD :4', 'upper case, as the pack spells its tokens');
+      assert.equal(second!.hotwords, 'SPEECH :2');
+      assert.equal(first!.key, second!.key, 'a new list is the same model');
+      assert.equal(first!.config.decodingMethod, 'modified_beam_search');
+      assert.equal(first!.config.hotwordsFile, undefined, 'no hotwords file');
+      assert.notEqual(first!.key, submitted[0]!.key, 'the plain decode keeps its own (greedy) model');
+      assert.deepEqual(workerFiles(), [], 'the lists went to the streams, not through files');
+      assert.equal(unloaded.length, 0);
+
+      const stream = await recognizer.openStream!({ hotwords: [{ phrase: 'lord', score: 4 }] });
+      for (let at = 0; at < samples.length; at += 3200) await stream.accept(samples.subarray(at, at + 3200));
+      assert.match((await stream.finish()).text, /^LORD\b/, 'a live stream boosts its own list');
+      assert.equal(boostedTasks().at(-1)!.key, first!.key);
     } finally {
       await recognizer.close();
       await pool.close();
     }
-    assert.equal(existsSync(submitted.at(-1)!), false, 'closing removes the files');
+    assert.deepEqual(new Set(unloaded), new Set([submitted[0]!.key, boostedTasks()[0]!.key]), 'closing unloads both models');
+  });
+});
+
+describe('a streaming recogniser with hotwords from a file (the fallback where streams cannot take them)', { skip: NEEDS || needs({ corpus: true }) }, () => {
+  it('loads a model per keyword list from a hotwords file, boosts as well, and removes the files when unloaded', async () => {
+    const pool = createWorkerPool({ workers: 1 });
+    const pack = streamingEnglishEngine({ files: { ...streamingEnglishPack().files, bpeModel: path.join(sharedModel(REAL_TEST_MODELS.STREAMING_ENGLISH), 'bpe.model') } });
+    const recognizer = createOnlineRecognizer(pool, pack, { hotwordsPerStream: false });
+    try {
+      const audio = loadCorpusAudio('en/cmu-arctic-axb-a0004.wav');
+      const samples = await resample(audio.samples, audio.sampleRate, 16000);
+      const boosted = await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'lord', score: 4 }] });
+      assert.match(boosted.text, /^LORD\b/);
+      assert.deepEqual(workerFiles(), ['LORD :4\n'], 'the list went through a file');
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'speech', score: 2 }] });
+      await recognizer.recognize(samples, { language: 'en', hotwords: [{ phrase: 'glad', score: 2 }] });
+      assert.deepEqual(workerFiles().sort(), ['GLAD :2\n', 'SPEECH :2\n'], 'at most two such models per thread; the oldest file is removed');
+      await recognizer.close();
+      // The unload reaches the worker before a later task does.
+      await recognizer.recognize(samples, { language: 'en' });
+      assert.deepEqual(workerFiles(), [], 'unloading the model removes its files');
+    } finally {
+      await recognizer.close();
+      await pool.close();
+    }
   });
 });
 
