@@ -8,10 +8,6 @@
  * sentence without a pause, so a final that has these marks went through the model.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { encodeInt16 } from '../../../src/audio/encode.js';
 import { parseWav } from '../../../src/audio/wav.js';
@@ -20,20 +16,9 @@ import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { connect, wsUrl } from '../../helpers/websocket.js';
 import { ESPEAK_MISSING } from '../../voice-analysis/espeak-voices.js';
 import { linkPunctuationFixture, ONLINE_PUNCTUATION_FIXTURE } from '../../fixtures/punctuation-pack.js';
+import { spoken } from '../../helpers/espeak-speech.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] }) || ESPEAK_MISSING;
-
-/** WAV bytes of `text` spoken by espeak-ng (voice en+m3, 130 words a minute; SSML, so <break time="2s"/> is a pause). */
-function spoken(text: string): Uint8Array {
-  const dir = mkdtempSync(path.join(tmpdir(), 'parley-espeak-'));
-  try {
-    const file = path.join(dir, 'speech.wav');
-    execFileSync('espeak-ng', ['-m', '-v', 'en+m3', '-s', '130', '-w', file, `<speak>${text}</speak>`]);
-    return new Uint8Array(readFileSync(file));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const SENTENCE = 'well my name is john i live in london how are you today';
 const KEYWORDS = 'well,john,london,today';
@@ -46,20 +31,21 @@ function serverWith(punctuationPack: boolean): Promise<TestServer> {
   return startTestServer({ engines: true, config: { modelsDir, logLevel: 'warn', rateLimits: { transcription: { perMinute: 0 } } } });
 }
 
-/** The transcript messages of one socket on `path` that was sent `speech` and then close_stream. */
-async function liveTranscripts(s: TestServer, path: string, speech: Uint8Array, query: Record<string, string>, pauseMs = 0): Promise<any[]> {
-  const { samples, sampleRate } = parseWav(speech);
+/**
+ * The transcript messages of one socket on `path` that was sent each of `speeches` followed by a
+ * finalize (the last by close_stream), all at once in 100 ms frames: the session takes them as fast
+ * as the engines go, and each finalize ends an utterance.
+ */
+async function liveTranscripts(s: TestServer, path: string, speeches: Uint8Array[], query: Record<string, string>): Promise<any[]> {
+  const sampleRate = parseWav(speeches[0]!).sampleRate;
   const q = new URLSearchParams({ sample_rate: String(sampleRate), keywords: KEYWORDS, ...query });
   const socket = await connect(wsUrl(s.url, `${path}?${q}`), { authorization: `Bearer ${s.key}` });
   try {
-    const pcm = encodeInt16(samples);
-    // 100 ms frames, sent at once (the session takes them as fast as the engines go), or `pauseMs`
-    // apart: the VAD then sees the silences between utterances as they come.
-    for (let at = 0; at < pcm.length; at += sampleRate / 5) {
-      socket.send(Buffer.from(pcm.subarray(at, at + sampleRate / 5)));
-      if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
-    }
-    socket.send({ type: 'close_stream' });
+    speeches.forEach((speech, i) => {
+      const pcm = encodeInt16(parseWav(speech).samples);
+      for (let at = 0; at < pcm.length; at += sampleRate / 5) socket.send(Buffer.from(pcm.subarray(at, at + sampleRate / 5)));
+      socket.send({ type: i === speeches.length - 1 ? 'close_stream' : 'finalize' });
+    });
     assert.equal((await socket.untilClosed(60_000)).code, 1000);
     assert.deepEqual(socket.messages.filter((m) => m.type === 'error'), []);
     return socket.messages.filter((m) => m.type === 'transcription');
@@ -79,9 +65,9 @@ describe('live format=true with a punctuation pack installed', { skip: NEEDS }, 
 
   it("a final goes through the pack's model: its commas, capitals and sentence end with no pause; partials keep the rules; word times kept", async () => {
     const speech = spoken(SENTENCE);
-    const plain = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', speech, { word_timestamps: 'true' }));
+    const plain = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', [speech], { word_timestamps: 'true' }));
     assert.equal(plain.map((m) => m.transcript).join(' '), 'WELL MY NAME IS JOHN I LIVE IN LONDON HOW ARE YOU TODAY', 'the tiny model heard every word, in one utterance');
-    const messages = await liveTranscripts(s, '/waves/v1/stt/live', speech, { word_timestamps: 'true', format: 'true' });
+    const messages = await liveTranscripts(s, '/waves/v1/stt/live', [speech], { word_timestamps: 'true', format: 'true' });
     const finals = finalsOf(messages);
     assert.equal(finals.length, 1);
     assert.equal(finals[0].transcript, PUNCTUATED);
@@ -92,10 +78,10 @@ describe('live format=true with a punctuation pack installed', { skip: NEEDS }, 
     for (const m of partials) assert.doesNotMatch(m.transcript, /,|John|London/, `partial "${m.transcript}": the rules' formatting`);
   });
 
-  it('finals of several utterances, each through the model, in the order spoken; numerals before the model', async () => {
-    const speech = spoken(`well my name is john <break time="2s"/> i live in london how are you today <break time="2s"/> i paid twenty five dollars`);
-    const messages = await liveTranscripts(s, '/api/v1/stt/get_text', speech, { format: 'true', keywords: `${KEYWORDS},twenty,five,dollars` }, 25);
-    assert.deepEqual(finalsOf(messages).map((m) => m.transcript), ['Well, my name is John.', 'I live in London, how are you today?', 'I paid $25.']);
+  it('finals of utterances sent at once, each through the model, in the order spoken', async () => {
+    const speeches = ['well my name is john', 'i live in london how are you today'].map(spoken);
+    const messages = await liveTranscripts(s, '/api/v1/stt/get_text', speeches, { format: 'true' });
+    assert.deepEqual(finalsOf(messages).map((m) => m.transcript), ['Well, my name is John.', 'I live in London, how are you today?']);
     assert.equal(messages.at(-1).is_last, true);
   });
 
@@ -115,7 +101,7 @@ describe('live format=true without a punctuation pack', { skip: NEEDS }, () => {
   after(async () => s?.close());
 
   it('the rules format the final: sentence case and an end mark, no inner marks, names as heard', async () => {
-    const finals = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', spoken(SENTENCE), { word_timestamps: 'true', format: 'true' }));
+    const finals = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', [spoken(SENTENCE)], { word_timestamps: 'true', format: 'true' }));
     assert.deepEqual(finals.map((m) => m.transcript), [BY_THE_RULES]);
   });
 });
