@@ -245,6 +245,7 @@ export const ConfigSchema = Type.Object({
     maxRequestsPerSocket: integer(16, 'synthesis requests queued or buffering on one socket; more get an error message', { minimum: 1 }),
     partialIntervalMs: integer(500, 'streaming transcription: partials at most this often (of audio)', { minimum: 1 }),
     maxUtteranceSeconds: number(30, 'streaming transcription: an utterance is finalised at this length', { minimum: 1 }),
+    punctuationWaitMs: integer(1_000, 'streaming transcription with format=true: longest wait for the punctuation model on a final; past it the rules format that final', { minimum: 1 }),
   }),
   /** Voice cloning (POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice). */
   cloning: Type.Object({

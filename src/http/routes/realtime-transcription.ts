@@ -17,7 +17,8 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
-import { applyToLiveTranscript, liveTranscriptionOptions, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
+import { applyToLiveTranscriptWithModels, liveTranscriptionOptions, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
+import type { Punctuator } from '../../engines/types.js';
 import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
@@ -124,6 +125,12 @@ function speakerNumber(label: string): number {
 
 class TranscriptionSocket {
   private queue: Promise<void> = Promise.resolve();
+  /**
+   * Messages to the client, made and sent one at a time in the order the session gave them: a
+   * final waiting for the punctuation model (at most realtime.punctuationWaitMs) holds back what
+   * comes after it, so finals stay in the order of their utterances.
+   */
+  private outbox: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
   private closing = false;
   /** The finals so far, for full_transcript. */
@@ -137,17 +144,38 @@ class TranscriptionSocket {
     private readonly options: RealtimeTranscriptionOptions,
     /** The current layout: integer speakers. */
     private readonly live: boolean,
+    /** For format=true on finals, when a punctuation pack is installed. */
+    private readonly punctuator: Punctuator | undefined,
   ) {}
 
   send(event: StreamingEvent): void {
-    const message = event.type === 'transcription' ? this.transcriptMessage(event) : event;
-    this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
+    this.post(async () => (event.type === 'transcription' ? this.transcriptMessage(event) : event));
   }
 
-  private transcriptMessage(heard: TranscriptEvent) {
+  /** Queues a message made by `make` behind those before it. */
+  private post(make: () => Promise<object> | object): void {
+    this.outbox = this.outbox
+      .then(async () => {
+        const message = await make();
+        this.session.send(message, this.options.writeStallTimeoutMs).catch(() => undefined);
+      })
+      .catch((err: unknown) => {
+        // The socket went away while the message was made: nobody is left to tell.
+        if (err instanceof AbortedError || !this.session.isOpen) return;
+        this.session.request.log.error({ err }, 'streaming transcription: a message could not be made');
+        this.session.send({ type: 'error', message: 'Internal server error' }, this.options.writeStallTimeoutMs).catch(() => undefined);
+      });
+  }
+
+  private async transcriptMessage(heard: TranscriptEvent) {
     const { settings } = this;
     // Numerals, redaction and formatting change the transcript before anything is kept or sent.
-    const event = { ...heard, ...applyToLiveTranscript(heard, settings.options) };
+    const applied = await applyToLiveTranscriptWithModels(heard, settings.options, {
+      punctuator: this.punctuator,
+      signal: this.session.closed.signal,
+      waitMs: this.options.sockets.limits.punctuationWaitMs,
+    });
+    const event = { ...heard, ...applied };
     // Words are timed for sentence_timestamps too; they are sent only when asked for.
     const words = !settings.wordTimestamps ? undefined : this.live ? event.words.map((w) => ({ ...w, speaker: speakerNumber(w.speaker) })) : event.words;
     if (event.is_final && event.transcript) this.finals.push(event.transcript);
@@ -164,7 +192,13 @@ class TranscriptionSocket {
   }
 
   private error(message: string): void {
-    this.session.send({ type: 'error', message }, this.options.writeStallTimeoutMs).catch(() => undefined);
+    this.post(() => ({ type: 'error', message }));
+  }
+
+  /** Closes the socket once every message before it is sent. */
+  private async closeAfterMessages(code: number, reason: string): Promise<void> {
+    await this.outbox;
+    this.session.close(code, reason);
   }
 
   /**
@@ -201,7 +235,8 @@ class TranscriptionSocket {
         const limit = this.options.sockets.limits.maxUtteranceSeconds + BACKLOG_SECONDS;
         if (this.stt.heldSeconds > limit) {
           this.error(`audio arrives faster than it can be transcribed (more than ${limit} s waiting)`);
-          this.session.close(CloseCode.policy, 'audio arrives faster than it can be transcribed');
+          this.closing = true; // nothing more is taken while the messages before the error go out
+          await this.closeAfterMessages(CloseCode.policy, 'audio arrives faster than it can be transcribed');
         }
         return;
       }
@@ -217,7 +252,7 @@ class TranscriptionSocket {
       } else if (type === 'close_stream') {
         this.closing = true;
         await this.stt.finalize(true);
-        this.session.close(CloseCode.normal, 'stream closed');
+        await this.closeAfterMessages(CloseCode.normal, 'stream closed');
       } else {
         this.error('Text frames must be {"type":"finalize"} or {"type":"close_stream"}; audio goes in binary frames');
       }
@@ -229,12 +264,12 @@ class TranscriptionSocket {
       if (domain && (domain.status < 500 || domain.status === 503)) {
         this.session.request.log.info({ reason: domain.message }, domain.status === 503 ? 'streaming transcription: engines unavailable' : 'streaming transcription: bad input');
         this.error(domain.message);
-        if (this.closing) this.session.close(CloseCode.internal, 'the last final could not be made');
+        if (this.closing) await this.closeAfterMessages(CloseCode.internal, 'the last final could not be made');
         return;
       }
       this.session.request.log.error({ err }, 'streaming transcription failed');
       this.error('Internal server error');
-      this.session.close(CloseCode.internal, 'transcription failed');
+      await this.closeAfterMessages(CloseCode.internal, 'transcription failed');
     }
   }
 }
@@ -298,7 +333,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
             };
             if (session.closed.signal.aborted) return stop();
             session.closed.signal.addEventListener('abort', stop);
-            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live);
+            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live, settings.options.text?.format ? engines.punctuator : undefined);
             session.receive(handler.onMessage.bind(handler));
             // Else the queue resumes the socket once it has drained to half.
             if (socket.isPaused && !handler.backlogged) socket.resume();

@@ -73,22 +73,39 @@ export function textOptionsFor(requested: RequestedTextOptions | undefined, lang
 
 /**
  * applyTextOptions, with `format` done by the punctuation model when one is installed for the
- * language (the rules when none is, when its answer cannot be used, or when the model fails: the
- * transcript itself is done, and formatting alone must not lose it). A client that left still stops it.
+ * language (the rules when none is, when its answer cannot be used, when the model fails, or when
+ * it takes longer than `waitMs`: the transcript itself is done, and formatting alone must not lose
+ * or hold it). A client that left still stops it.
  */
 export async function applyTextOptionsWithModels<T extends TimedText>(
   words: readonly T[],
   options: TextOptions,
-  models: { punctuator?: Punctuator; signal?: AbortSignal },
+  models: { punctuator?: Punctuator; signal?: AbortSignal; waitMs?: number },
 ): Promise<TextOptionsOutcome<T>> {
-  const { punctuator } = models;
+  const { punctuator, waitMs } = models;
   if (!options.format || !punctuator?.languages.includes(options.language)) return applyTextOptions(words, options);
   const outcome = applyTextOptions(words, { ...options, format: false });
   let punctuated: T[] | undefined;
+  const late = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
   try {
-    punctuated = await punctuateWords(outcome.words, punctuator, models.signal);
+    const call = punctuateWords(outcome.words, punctuator, models.signal ? AbortSignal.any([models.signal, late.signal]) : late.signal);
+    call.catch(() => undefined); // a call left behind by the wait below is stopped, and its error not wanted
+    punctuated = await (waitMs === undefined
+      ? call
+      : Promise.race([
+          call,
+          new Promise<undefined>((resolve) => {
+            timer = setTimeout(() => {
+              late.abort();
+              resolve(undefined);
+            }, waitMs);
+          }),
+        ]));
   } catch (err) {
     if (err instanceof AbortedError || models.signal?.aborted) throw err;
+  } finally {
+    clearTimeout(timer);
   }
   outcome.words = punctuated ?? formatWords(outcome.words, options.pauseSeconds);
   return outcome;
@@ -177,20 +194,34 @@ function mergedWord<T extends TimedText>(words: readonly T[], piece: Piece): T {
   return merged;
 }
 
+type TimedUtterance<T> = { transcript: string; words: T[]; start: number; end: number };
+type UtteranceOutcome<T> = { transcript: string; words: T[]; redactedEntities?: string[]; namesRedacted?: false };
+
 /**
  * The options applied to one finished (or partial) utterance of a live session: its transcript
  * and words. Without word times (word_timestamps off) the transcript's words are processed with
  * the utterance's span and only the transcript comes back changed.
  */
-export function applyTextOptionsToUtterance<T extends TimedText>(
-  utterance: { transcript: string; words: T[]; start: number; end: number },
+export function applyTextOptionsToUtterance<T extends TimedText>(utterance: TimedUtterance<T>, options: TextOptions): UtteranceOutcome<T> {
+  return utteranceOutcome(utterance, applyTextOptions(wordsOf(utterance), options));
+}
+
+/** applyTextOptionsToUtterance with the models of applyTextOptionsWithModels (a punctuation pack for `format`). */
+export async function applyTextOptionsToUtteranceWithModels<T extends TimedText>(
+  utterance: TimedUtterance<T>,
   options: TextOptions,
-): { transcript: string; words: T[]; redactedEntities?: string[]; namesRedacted?: false } {
-  if (utterance.words.length > 0) {
-    const outcome = applyTextOptions(utterance.words, options);
-    return { ...outcome, transcript: outcome.words.map((w) => w.word).join(' ') };
-  }
-  const bare = utterance.transcript.split(/\s+/).filter(Boolean).map((word) => ({ word, start: utterance.start, end: utterance.end }));
-  const { words, ...rest } = applyTextOptions(bare, options);
-  return { ...rest, transcript: words.map((w) => w.word).join(' '), words: [] };
+  models: Parameters<typeof applyTextOptionsWithModels>[2],
+): Promise<UtteranceOutcome<T>> {
+  return utteranceOutcome(utterance, await applyTextOptionsWithModels(wordsOf(utterance), options, models));
+}
+
+/** The utterance's timed words, or without them its transcript's words, each with the utterance's span. */
+function wordsOf<T extends TimedText>(utterance: TimedUtterance<T>): T[] {
+  if (utterance.words.length > 0) return utterance.words;
+  return utterance.transcript.split(/\s+/).filter(Boolean).map((word) => ({ word, start: utterance.start, end: utterance.end }) as T);
+}
+
+function utteranceOutcome<T extends TimedText>(utterance: TimedUtterance<T>, outcome: TextOptionsOutcome<T>): UtteranceOutcome<T> {
+  const { words, ...rest } = outcome;
+  return { ...rest, transcript: words.map((w) => w.word).join(' '), words: utterance.words.length > 0 ? words : [] };
 }

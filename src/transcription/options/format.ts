@@ -64,7 +64,8 @@ const MARKS: Record<string, string> = { '，': ',', '、': ',', '。': '.', '？
 
 /**
  * The words punctuated by `punctuator`, then put in sentence case (a capital at the start and after
- * each . ? !, "I" kept; all-capitals output lowered first, as the fallback does), each ending with
+ * each . ? !, "I" kept; all-capitals output lowered first, as the fallback does; a model that
+ * restores case also gives names their capital and acronyms their capitals), each ending with
  * the model's mark after it; times and other fields untouched. The model is given one plain token
  * per word (its letters and digits: "$25" as 25, a placeholder by its letters), so its answer maps
  * back word for word. Undefined, for the fallback to format instead, when the words already carry
@@ -93,12 +94,18 @@ export async function punctuateWords<T extends FormattableWord>(words: readonly 
   out.forEach((w, i) => {
     const gap = answer.slice(starts[i]! + tokens[i]!.length, starts[i + 1] ?? answer.length);
     const mark = [...gap].map((c) => MARKS[c]).find(Boolean) ?? (i === out.length - 1 ? '.' : '');
-    if (punctuator.restoresCase && !PLACEHOLDER.test(w.word) && /^\p{Lu}/u.test(answer.slice(starts[i]!, starts[i]! + 1))) w.word = capitalise(w.word);
+    if (punctuator.restoresCase && !PLACEHOLDER.test(w.word)) w.word = casedAs(w.word, answer.slice(starts[i]!, starts[i]! + tokens[i]!.length));
     if (sentenceStart) w.word = capitalise(w.word);
     w.word += mark;
     sentenceStart = /[.?!]$/.test(mark);
   });
   return out;
+}
+
+/** `word` in the case the model gave its token: all capitals (an acronym, two letters or more), or a capital first letter. */
+function casedAs(word: string, token: string): string {
+  if (/\p{Lu}.*\p{Lu}/u.test(token) && !/\p{Ll}/u.test(token)) return word.toUpperCase();
+  return /^\p{Lu}/u.test(token) ? capitalise(word) : word;
 }
 
 /** Only spaces and marks: what may lie between two of the words in a model's answer. */

@@ -5,9 +5,7 @@
  * help to hear a card number at all, and it makes the card-number test one of boosting too.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI, { toFile } from 'openai';
@@ -20,15 +18,9 @@ import { startReceiver } from '../../jobs/fixtures/receiver.js';
 import { connect, wsUrl } from '../../helpers/websocket.js';
 import { ESPEAK_MISSING } from '../../voice-analysis/espeak-voices.js';
 import { linkPunctuationFixture } from '../../fixtures/punctuation-pack.js';
+import { spoken } from '../../helpers/espeak-speech.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] }) || ESPEAK_MISSING;
-
-/** WAV bytes of `text` spoken by espeak-ng (voice en+m3, 130 words a minute; SSML, so <break time="1s"/> is a pause). */
-function spoken(text: string): Uint8Array {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'parley-espeak-')), 'speech.wav');
-  execFileSync('espeak-ng', ['-m', '-v', 'en+m3', '-s', '130', '-w', file, `<speak>${text}</speak>`]);
-  return new Uint8Array(readFileSync(file));
-}
 
 const CARD_SPEECH = 'my card number is forty two forty two, forty two forty two, forty two forty two, forty two forty two. the expiry date is twelve twenty eight. the security code is one two three.';
 const CARD_KEYWORDS = 'one,two,three,four,five,six,seven,eight,nine,forty,twelve,twenty,card,number,expiry,security code';
