@@ -10,8 +10,8 @@ import { transducerFiles } from './transducer.js';
 
 /**
  * A streaming transducer decoding greedily, one intra-op thread (it runs on a worker thread of
- * the pool, beside others). A request's hotwords load a second model from this config
- * (modified beam search reading a hotwords file).
+ * the pool, beside others). Requests with hotwords decode on a second model from this config
+ * (modified beam search), loaded once, each stream given its own list.
  */
 function onlineTransducerConfig(pack: ModelPack): SherpaOnlineRecognizerConfig {
   const files = requirePackFiles(pack, ['encoder', 'decoder', 'joiner', 'tokens']);
