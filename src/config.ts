@@ -280,6 +280,7 @@ export const ConfigSchema = Type.Object({
   }),
   transcription: Type.Object({
     workers: fromCores(cores, 'the cores', 'worker threads (inside the inference process) for VAD, streaming ASR, diarization, tagging, punctuation'),
+    decodeWorkers: fromCores(cores, 'the cores', 'worker threads that decode and resample uploads (and URL downloads), so the event loop does no per-sample work; `0` does that work on the event loop', 0),
     queueSize: integer(32, 'tasks that may wait for a worker before requests get 503'),
     urlConnectTimeoutMs: integer(5_000, 'a transcription URL whose server does not answer within this is refused'),
     urlTotalTimeoutMs: integer(60_000, 'a transcription URL must be downloaded within this'),

@@ -24,6 +24,12 @@ function tone(rate: number, seconds: number): Float32Array {
   return out;
 }
 
+async function runResampler(from: number, to: number): Promise<void> {
+  const resampler = await createStreamingResampler(from, to);
+  resampler.process(tone(from, 0.25));
+  resampler.flush();
+}
+
 function run(encoder: AudioEncoder, samples: Float32Array): Uint8Array {
   return concatBytes([encoder.push(samples), encoder.end()]);
 }
@@ -32,16 +38,8 @@ function run(encoder: AudioEncoder, samples: Float32Array): Uint8Array {
 export async function warmUpEncoders(): Promise<{ warmed: string[]; files: Record<string, Uint8Array> }> {
   const warmed: string[] = [];
   const files: Record<string, Uint8Array> = {};
-  // eSpeak's rate to the default output rate, and the rates transcription resamples to.
-  for (const [from, to] of [
-    [22050, RATE],
-    [RATE, 16000],
-    [44100, 16000],
-  ] as const) {
-    const resampler = await createStreamingResampler(from, to);
-    resampler.process(tone(from, 0.25));
-    resampler.flush();
-  }
+  // eSpeak's rate to the default output rate.
+  await runResampler(22050, RATE);
   warmed.push('resampler');
   const samples = tone(RATE, 0.25);
   for (const format of outputFormats) {
@@ -55,23 +53,17 @@ export async function warmUpEncoders(): Promise<{ warmed: string[]; files: Recor
   return { warmed, files };
 }
 
-/** Every encoder, every decoder of uploads and of streaming input, and aac through ffmpeg when given. */
-export async function warmUpCodecs(options: { ffmpeg?: FfmpegEncoder } = {}): Promise<string[]> {
+/** Encoded samples of the upload formats, made by the encoders at warm-up, for warming the decoders. */
+export type WarmUpUploads = Partial<Record<'wav' | 'mp3' | 'flac' | 'opus', Uint8Array>>;
+
+/**
+ * Every encoder, every decoder of uploads and of streaming input, and aac through ffmpeg when
+ * given. `uploads` are the encoded samples a decoding thread warms its own decoders with.
+ */
+export async function warmUpCodecs(options: { ffmpeg?: FfmpegEncoder } = {}): Promise<{ warmed: string[]; uploads: WarmUpUploads }> {
   const { warmed, files } = await warmUpEncoders();
-  for (const [name, bytes] of [
-    ['wav', files['wav-file']!],
-    ['mp3', files['mp3-file']!],
-    ['flac', files.flac!],
-    ['opus', files.opus!],
-  ] as const) {
-    await decodeAudio(bytes, {}, { sampleRate: 16000, ffmpeg: false });
-    warmed.push(`decode ${name}`);
-  }
-  // No encoder here makes Vorbis: compiling its decoder is the part worth doing ahead.
-  const vorbis = new OggVorbisDecoder();
-  await vorbis.ready;
-  vorbis.free();
-  warmed.push('decode vorbis');
+  const uploads: WarmUpUploads = { wav: files['wav-file'], mp3: files['mp3-file'], flac: files.flac, opus: files.opus };
+  warmed.push(...(await warmUpDecoders(uploads)));
   const opus = await createStreamDecoder('opus', 48000);
   opus.free();
   warmed.push('stream decode opus');
@@ -86,5 +78,23 @@ export async function warmUpCodecs(options: { ffmpeg?: FfmpegEncoder } = {}): Pr
       // No ffmpeg on this machine: aac requests are refused with a 400 that says so.
     }
   }
+  return { warmed, uploads };
+}
+
+/** The decoders of uploads and the resampler to transcription's rate (what a decode worker thread runs). */
+export async function warmUpDecoders(uploads: WarmUpUploads): Promise<string[]> {
+  const warmed: string[] = [];
+  for (const from of [RATE, 44100, 48000]) await runResampler(from, 16000);
+  warmed.push('resampler');
+  for (const [name, bytes] of Object.entries(uploads)) {
+    if (!bytes) continue;
+    await decodeAudio(bytes, {}, { sampleRate: 16000, ffmpeg: false });
+    warmed.push(`decode ${name}`);
+  }
+  // No encoder here makes Vorbis: compiling its decoder is the part worth doing ahead.
+  const vorbis = new OggVorbisDecoder();
+  await vorbis.ready;
+  vorbis.free();
+  warmed.push('decode vorbis');
   return warmed;
 }
