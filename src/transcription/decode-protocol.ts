@@ -3,7 +3,7 @@
  * (decode-worker.ts), and the errors that cross between them: a thread's error arrives as the same
  * domain error, so the routes answer exactly as for a decode on the event loop.
  *
- * Main → thread: warm (wait for the thread's own warm-up), decode (the upload, copied), resample
+ * Main → thread: warm (the decoders, on samples the encoders made), decode (the upload, copied), resample
  * (samples, copied), abort (stop call `call`), slot (an answer to a thread's ffmpeg slot request).
  * Thread → main: the reply to a call (samples transferred), or acquire / release of an ffmpeg
  * slot: ffmpeg processes are bounded across the whole server, so the main thread holds the slots.
@@ -13,13 +13,9 @@ import type { PcmAudio } from '../audio/pcm.js';
 import type { WarmUpUploads } from '../audio/warm-up.js';
 import { AbortedError, AudioTooLongError, EngineError, OverloadedError, UnsupportedAudioError } from '../errors.js';
 
-/** workerData of a decode thread: the samples it warms its decoders with. */
-export interface DecodeThreadData {
-  uploads: WarmUpUploads;
-}
-
 export type DecodeRequest =
-  | { call: number; op: 'warm' }
+  /** Warms the thread's decoders on these samples; later calls wait for it. */
+  | { call: number; op: 'warm'; uploads: WarmUpUploads }
   | {
       call: number;
       op: 'decode';

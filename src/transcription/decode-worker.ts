@@ -1,23 +1,23 @@
 /**
  * A decode worker thread (decode-workers.ts is the main-thread side; decode-protocol.ts the
  * messages): decodes uploads and resamples them, so the event loop does no per-sample work for
- * transcription. It warms its own decoders first (WebAssembly compiles per thread), and every call
- * waits for that. ffmpeg runs from here, under slots the main thread holds for the whole server.
+ * transcription. Its decoders are warmed in it (WebAssembly compiles per thread) before the calls
+ * that come after the warm-up run. ffmpeg runs from here, under slots the main thread holds for the whole server.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { decodeAudio } from '../audio/decode.js';
 import { ffmpegRunnerOver } from '../audio/ffmpeg.js';
 import { resampleYielding } from '../audio/resample-yielding.js';
 import { warmUpDecoders } from '../audio/warm-up.js';
 import { postTransferring } from '../concurrency/post-transferring.js';
-import { errorFromWire, errorToWire, type DecodeReply, type DecodeRequest, type DecodeThreadData } from './decode-protocol.js';
+import { errorFromWire, errorToWire, type DecodeReply, type DecodeRequest } from './decode-protocol.js';
 
 const port = parentPort;
 if (!port) throw new Error('decode-worker must run in a worker thread');
 const send = (reply: DecodeReply, transfer: ArrayBuffer[] = []) => postTransferring(port, reply, transfer);
 
-// A decoder whose warm-up failed fails again on the request that uses it, with that request's error.
-const warming = warmUpDecoders((workerData as DecodeThreadData | undefined)?.uploads ?? {}).catch(() => [] as string[]);
+/** The warm-ups asked for so far, one after another; a call waits for them. */
+let warming: Promise<unknown> = Promise.resolve();
 /** The calls running here, to stop on `abort`. */
 const running = new Map<number, AbortController>();
 /** ffmpeg slot requests waiting for the main thread's answer. */
@@ -35,10 +35,14 @@ function acquireSlot(call: number): Promise<() => void> {
 
 async function handle(request: Exclude<DecodeRequest, { op: 'abort' | 'slot' }>, signal: AbortSignal): Promise<void> {
   const { call } = request;
-  const warmed = await warming;
+  if (request.op === 'warm') {
+    const warmed = warming.then(() => warmUpDecoders(request.uploads));
+    // A decoder whose warm-up failed fails again on the request that uses it, with that request's error.
+    warming = warmed.catch(() => undefined);
+    return send({ call, op: 'done', warmed: await warmed });
+  }
+  await warming;
   switch (request.op) {
-    case 'warm':
-      return send({ call, op: 'done', warmed });
     case 'decode': {
       const { ffmpeg } = request;
       const audio = await decodeAudio(request.bytes, request.hint, {

@@ -14,7 +14,7 @@ import type { PcmAudio } from '../audio/pcm.js';
 import type { WarmUpUploads } from '../audio/warm-up.js';
 import { startWorkerThread } from '../engines/spawn.js';
 import { AbortedError, EngineError } from '../errors.js';
-import { errorFromWire, errorToWire, type DecodeReply, type DecodeRequest, type DecodeThreadData } from './decode-protocol.js';
+import { errorFromWire, errorToWire, type DecodeReply, type DecodeRequest } from './decode-protocol.js';
 
 type Done = Extract<DecodeReply, { op: 'done' }>;
 type Call = Exclude<DecodeRequest, { op: 'abort' | 'slot' }>;
@@ -34,6 +34,9 @@ interface Thread {
   /** ffmpeg slots the thread holds, freed if it dies. */
   slots: Map<number, () => void>;
   dead: boolean;
+  /** Its latest warm-up, and the samples it ran on. */
+  warming: Promise<string[]>;
+  warmedOn: WarmUpUploads;
 }
 
 export class DecodeWorkers {
@@ -71,15 +74,16 @@ export class DecodeWorkers {
 
   /**
    * Starts every thread, each warming its decoders on `uploads` (the encoders' samples), and
-   * resolves with what the first one warmed once all are done. Threads started later (a
-   * replacement) warm on the same samples.
+   * resolves with what the first one warmed once all are done. A thread started later (a
+   * replacement) warms on the same samples before its first call.
    */
   async warmUp(uploads: WarmUpUploads): Promise<string[]> {
     this.uploads = uploads;
     const warmed = await Promise.all(
-      this.threads.map(async (_, i) => {
+      this.threads.map((_, i) => {
         const thread = this.threads[i] && !this.threads[i]!.dead ? this.threads[i]! : (this.threads[i] = this.start());
-        return (await this.send(thread, { op: 'warm' }, {})).warmed ?? [];
+        if (thread.warmedOn !== uploads) this.warm(thread);
+        return thread.warming;
       }),
     );
     return warmed[0] ?? [];
@@ -116,9 +120,8 @@ export class DecodeWorkers {
   }
 
   private start(): Thread {
-    const workerData: DecodeThreadData = { uploads: this.uploads };
-    const worker = startWorkerThread(new URL('./decode-worker.js', import.meta.url), { workerData });
-    const thread: Thread = { worker, pending: new Map(), slots: new Map(), dead: false };
+    const worker = startWorkerThread(new URL('./decode-worker.js', import.meta.url));
+    const thread: Thread = { worker, pending: new Map(), slots: new Map(), dead: false, warming: Promise.resolve([]), warmedOn: {} };
     worker.unref();
     worker.on('message', (reply: DecodeReply) => {
       if (reply.op === 'acquire') return this.grantSlot(thread, reply.call, reply.slot);
@@ -143,7 +146,15 @@ export class DecodeWorkers {
     };
     worker.on('error', (err) => fail(`audio decoding thread failed: ${err.message}`));
     worker.on('exit', (code) => fail(`audio decoding thread exited with code ${code}`));
+    this.warm(thread);
     return thread;
+  }
+
+  /** Warms the thread's decoders on the samples known now; its later calls run after that. */
+  private warm(thread: Thread): void {
+    thread.warmedOn = this.uploads;
+    thread.warming = this.send(thread, { op: 'warm', uploads: this.uploads }, {}).then((reply) => reply.warmed ?? []);
+    thread.warming.catch(() => undefined); // awaited by warmUp(); a thread that dies fails its calls itself
   }
 
   /** An ffmpeg slot for a thread's decode, waited for here (with the request's signal) where the server-wide bound lives. */
