@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { buildEngines, type Engines } from './compose/engines.js';
 import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
-import { buildSynthesis } from './compose/synthesis.js';
+import { buildSynthesis, warmUpSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
 import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
@@ -128,7 +128,9 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
           warmed.push(...((await synthesis?.warmUp()) ?? []).map((n) => `output worker ${n}`));
           warmed.push(...((await decodeWorkers?.warmUp(uploads)) ?? []).map((n) => `decode worker ${n}`));
           await engines.espeak.warmUp();
-          return [...warmed, 'espeak-ng'];
+          warmed.push('espeak-ng');
+          if (synthesis) warmed.push(...(await warmUpSynthesis(synthesis, voices, config.synthesis.espeakWorkers, config.synthesis.warmUpRounds)));
+          return warmed;
         }));
     let warmedUp = Promise.resolve();
     if (warmUp) {

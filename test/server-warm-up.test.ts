@@ -42,8 +42,8 @@ describe('warm start', () => {
     }
   });
 
-  it('is ready only once every transcription decode thread has warmed its decoders', async () => {
-    const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 } } });
+  it('is ready only once every decode thread has warmed its decoders and eSpeak has spoken in each voice variant', async () => {
+    const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 }, synthesis: { warmUpRounds: 1 } } });
     try {
       await s.server.warmedUp;
       const res = await s.api('/readyz');
@@ -52,6 +52,7 @@ describe('warm start', () => {
       for (const name of ['resampler', 'decode wav', 'decode mp3', 'decode flac', 'decode opus', 'decode vorbis']) {
         assert.ok(codecs.warmed.includes(`decode worker ${name}`), `${name}: ${codecs.warmed.join(', ')}`);
       }
+      for (const voice of ['espeak-en-us-male', 'espeak-en-us-female']) assert.ok(codecs.warmed.includes(`synthesis ${voice}`), `${voice}: ${codecs.warmed.join(', ')}`);
     } finally {
       await s.close();
     }

@@ -13,6 +13,7 @@ import type { FfmpegEncoder } from './ffmpeg-encode.js';
 import { FlacEncoder } from './flac-encode.js';
 import { OggOpusEncoder } from './ogg-opus-encode.js';
 import { outputFormats } from './pcm.js';
+import { PIPELINE_SLICE } from './pipeline.js';
 import { createStreamingResampler } from './resample.js';
 import { createStreamDecoder } from './stream-decoder.js';
 
@@ -24,14 +25,41 @@ function tone(rate: number, seconds: number): Float32Array {
   return out;
 }
 
-async function runResampler(from: number, to: number): Promise<void> {
+/**
+ * Seconds of a voice-like sound (a gliding pitch with harmonics and a little noise) each output
+ * encoder and the resampler run on, in the slices synthesis pushes. libFLAC (asm.js) and the
+ * resampler's glue are JavaScript that V8 optimises only as it runs: measured, after a quarter
+ * second of tone a first FLAC response still cost 174 ms of its thread's CPU against 92 ms later.
+ */
+const LONG_SECONDS = 3;
+
+function voiceLike(rate: number, seconds: number): Float32Array {
+  const out = new Float32Array(Math.round(rate * seconds));
+  let phase = 0;
+  let noise = 1;
+  for (let i = 0; i < out.length; i++) {
+    phase += (2 * Math.PI * (120 + 60 * Math.sin((2 * Math.PI * i) / rate))) / rate;
+    noise = (noise * 16807) % 2147483647;
+    out[i] = 0.2 * Math.sin(phase) + 0.1 * Math.sin(2 * phase) + 0.05 * Math.sin(5 * phase) + 0.01 * (noise / 2147483647 - 0.5);
+  }
+  return out;
+}
+
+/** `samples` through `process` in PIPELINE_SLICE pieces, as synthesis hands them over. */
+function inSlices<T>(samples: Float32Array, process: (slice: Float32Array) => T): T[] {
+  const out: T[] = [];
+  for (let at = 0; at < samples.length; at += PIPELINE_SLICE) out.push(process(samples.subarray(at, at + PIPELINE_SLICE)));
+  return out;
+}
+
+async function runResampler(from: number, to: number, seconds = 0.25): Promise<void> {
   const resampler = await createStreamingResampler(from, to);
-  resampler.process(tone(from, 0.25));
+  inSlices(voiceLike(from, seconds), (slice) => resampler.process(slice));
   resampler.flush();
 }
 
 function run(encoder: AudioEncoder, samples: Float32Array): Uint8Array {
-  return concatBytes([encoder.push(samples), encoder.end()]);
+  return concatBytes([...inSlices(samples, (slice) => encoder.push(slice)), encoder.end()]);
 }
 
 /** The encoders of synthesis output and the resampler (what an output worker thread runs). */
@@ -39,15 +67,20 @@ export async function warmUpEncoders(): Promise<{ warmed: string[]; files: Recor
   const warmed: string[] = [];
   const files: Record<string, Uint8Array> = {};
   // eSpeak's rate to the default output rate.
-  await runResampler(22050, RATE);
+  await runResampler(22050, RATE, LONG_SECONDS);
   warmed.push('resampler');
+  // Streams (what responses use) run long; the short files are what the decoders warm on.
+  const long = voiceLike(RATE, LONG_SECONDS);
   const samples = tone(RATE, 0.25);
   for (const format of outputFormats) {
-    for (const mode of ['stream', 'file'] as const) files[`${format}-${mode}`] = run(await createEncoder(format, RATE, mode), samples);
+    run(await createEncoder(format, RATE, 'stream'), long);
+    files[`${format}-file`] = run(await createEncoder(format, RATE, 'file'), samples);
     warmed.push(format);
   }
+  run(new OggOpusEncoder(RATE), long);
   files.opus = run(new OggOpusEncoder(RATE), samples);
   warmed.push('opus');
+  run(await FlacEncoder.create(RATE), long);
   files.flac = run(await FlacEncoder.create(RATE), samples);
   warmed.push('flac');
   return { warmed, files };
