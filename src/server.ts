@@ -117,8 +117,9 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     if (synthesis) releasers.add('synthesis output workers', () => synthesis.close());
     const ffmpegEncoder = createFfmpegEncoder({ enabled: config.ffmpeg.enabled, path: config.ffmpeg.path || null, limits: config.ffmpeg });
     // Not ready until every codec has been compiled and run once (in this thread and in each output
-    // and decode worker): the first request of a format would otherwise pay for it. A codec that fails here
-    // is logged, and fails again on the request that asks for it.
+    // and decode worker) and eSpeak has spoken real sentences: the first request of a format would
+    // otherwise pay for it. A codec that fails here is logged, and fails again on the request that
+    // asks for it.
     // A server without engines (tests, a CLI command) encodes and decodes nothing.
     const warmUp =
       options.warmUp ??

@@ -12,6 +12,7 @@ import { boundedDecode, ffmpegOf, type DecodeHint, type DecodeOptions } from '..
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import type { WarmUpUploads } from '../audio/warm-up.js';
+import { terminateThreads } from '../concurrency/worker-threads.js';
 import { startWorkerThread } from '../engines/spawn.js';
 import { AbortedError, EngineError } from '../errors.js';
 import { errorFromWire, errorToWire, type DecodeReply, type DecodeRequest } from './decode-protocol.js';
@@ -91,14 +92,7 @@ export class DecodeWorkers {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(
-      this.threads.map(async (thread) => {
-        if (!thread || thread.dead) return;
-        thread.dead = true;
-        thread.worker.ref();
-        await thread.worker.terminate();
-      }),
-    );
+    await terminateThreads(this.threads);
   }
 
   private call(payload: Payload, context: Omit<Pending, 'resolve' | 'reject'>): Promise<Done> {
