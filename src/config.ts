@@ -216,7 +216,7 @@ export const ConfigSchema = Type.Object({
     // pieces can still pass it, not in the engine's own queue.
     workersPerEngine: fromCores(cores, 'the cores', 'sentences one TTS engine works on at once across all streams; more wait in the scheduler (first pieces first, then playing streams about to run dry, then fair sharing)'),
     outputWorkers: fromCores(cores, 'the cores', 'worker threads that resample and encode synthesis output, so the event loop only moves finished buffers; `0` does that work on the event loop', 0),
-    warmUpRounds: integer(3, 'times, at start, each eSpeak worker speaks a short real paragraph in a male and a female voice before `/readyz` is ready (V8 optimises eSpeak only as it runs: without it a first request costs several times a later one); `0` leaves only one short sentence per worker'),
+    warmUpRounds: integer(2, 'times, at start, each eSpeak worker speaks a short real paragraph in a male and a female voice before `/readyz` is ready (V8 optimises eSpeak only as it runs: without it a first request costs several times a later one); `0` leaves only one short sentence per worker'),
   }),
   /**
    * Admission control (src/http/plugins/admission.ts). The defaults are several times what keeps

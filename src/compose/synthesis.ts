@@ -41,8 +41,9 @@ const WARM_UP_TEXT =
  * Runs real syntheses of a short paragraph through the whole use case (text preparation, the
  * scheduler, the eSpeak workers, the output threads) in an English voice of each gender,
  * `workers` at once so that every eSpeak worker speaks part of each, `rounds` times over
- * (config.synthesis.warmUpRounds; after two, a first request still cost 2–3 times a tenth's
- * CPU). Resolves with the voices it spoke; nothing without eSpeak voices.
+ * (config.synthesis.warmUpRounds). Measured on a loaded machine, a server's first request cost
+ * 620 ms of CPU without this and 300–420 ms with two or three rounds (a tenth: 85–180 ms): it
+ * halves the gap, it does not close it. Resolves with the voices it spoke; nothing without eSpeak voices.
  */
 export async function warmUpSynthesis(service: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number): Promise<string[]> {
   if (rounds === 0) return [];
