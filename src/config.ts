@@ -216,6 +216,7 @@ export const ConfigSchema = Type.Object({
     // pieces can still pass it, not in the engine's own queue.
     workersPerEngine: fromCores(cores, 'the cores', 'sentences one TTS engine works on at once across all streams; more wait in the scheduler (first pieces first, then playing streams about to run dry, then fair sharing)'),
     outputWorkers: fromCores(cores, 'the cores', 'worker threads that resample and encode synthesis output, so the event loop only moves finished buffers; `0` does that work on the event loop', 0),
+    warmUpRounds: integer(2, 'times, at start, each eSpeak worker speaks a short real paragraph in a male and a female voice before `/readyz` is ready (V8 optimises eSpeak only as it runs: without it a first request costs several times a later one); `0` leaves only one short sentence per worker'),
   }),
   /**
    * Admission control (src/http/plugins/admission.ts). The defaults are several times what keeps
@@ -281,6 +282,7 @@ export const ConfigSchema = Type.Object({
   }),
   transcription: Type.Object({
     workers: fromCores(cores, 'the cores', 'worker threads (inside the inference process) for VAD, streaming ASR, diarization, tagging, punctuation'),
+    decodeWorkers: fromCores(cores, 'the cores', 'worker threads that decode and resample uploads (and URL downloads), so the event loop does no per-sample work; `0` does that work on the event loop', 0),
     queueSize: integer(32, 'tasks that may wait for a worker before requests get 503'),
     urlConnectTimeoutMs: integer(5_000, 'a transcription URL whose server does not answer within this is refused'),
     urlTotalTimeoutMs: integer(60_000, 'a transcription URL must be downloaded within this'),

@@ -10,9 +10,9 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { buildEngines, type Engines } from './compose/engines.js';
 import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
-import { buildSynthesis } from './compose/synthesis.js';
+import { buildSynthesis, warmUpSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
-import { buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
+import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import { warmUpCodecs } from './audio/warm-up.js';
 import type { Config } from './config.js';
@@ -101,7 +101,10 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     const voices = engines?.voices ?? new VoiceRegistry();
     const ffmpeg = buildFfmpegRunner(config);
     const heldEngines = engines && buildHeldEngines(engines.models);
-    const transcribe = options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg, observer: metrics?.transcription }));
+    const decodeWorkers = heldEngines && !options.transcribe ? buildDecodeWorkers(config) : undefined;
+    if (decodeWorkers) releasers.add('transcription decode workers', () => decodeWorkers.close());
+    const transcribe =
+      options.transcribe ?? (heldEngines && buildTranscription(config, { engines: heldEngines, ffmpeg, observer: metrics?.transcription, decoder: decodeWorkers }));
     const cloningLog = pino({ name: 'voice-cloning', level: config.logLevel, ...redactingLoggerOptions });
     const cloning = engines && buildVoiceCloning(config, { repo: storage.clonedVoices, espeak: engines.espeak, models: engines.models, ffmpeg, transcribe, log: cloningLog });
     if (cloning) {
@@ -114,17 +117,21 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     if (synthesis) releasers.add('synthesis output workers', () => synthesis.close());
     const ffmpegEncoder = createFfmpegEncoder({ enabled: config.ffmpeg.enabled, path: config.ffmpeg.path || null, limits: config.ffmpeg });
     // Not ready until every codec has been compiled and run once (in this thread and in each output
-    // worker): the first request of a format would otherwise pay for it. A codec that fails here
-    // is logged, and fails again on the request that asks for it.
+    // and decode worker) and eSpeak has spoken real sentences: the first request of a format would
+    // otherwise pay for it. A codec that fails here is logged, and fails again on the request that
+    // asks for it.
     // A server without engines (tests, a CLI command) encodes and decodes nothing.
     const warmUp =
       options.warmUp ??
       (engines &&
         (async () => {
-          const warmed = await warmUpCodecs({ ffmpeg: config.ffmpeg.enabled ? ffmpegEncoder : undefined });
+          const { warmed, uploads } = await warmUpCodecs({ ffmpeg: config.ffmpeg.enabled ? ffmpegEncoder : undefined });
           warmed.push(...((await synthesis?.warmUp()) ?? []).map((n) => `output worker ${n}`));
+          warmed.push(...((await decodeWorkers?.warmUp(uploads)) ?? []).map((n) => `decode worker ${n}`));
           await engines.espeak.warmUp();
-          return [...warmed, 'espeak-ng'];
+          warmed.push('espeak-ng');
+          if (synthesis) warmed.push(...(await warmUpSynthesis(synthesis, voices, config.synthesis.espeakWorkers, config.synthesis.warmUpRounds)));
+          return warmed;
         }));
     let warmedUp = Promise.resolve();
     if (warmUp) {

@@ -1,4 +1,4 @@
-/** Warm start: /readyz says not ready until every codec has been compiled and run once, then ready. */
+/** Warm start: /readyz says not ready until every codec has been compiled and run once (in every thread that uses it), then ready. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
+import { startTestServer } from './helpers/server.js';
 
 describe('warm start', () => {
   it('reports not ready while the codecs warm up, and ready once they have', async () => {
@@ -38,6 +39,22 @@ describe('warm start', () => {
       finish();
       await server.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('is ready only once every decode thread has warmed its decoders and eSpeak has spoken in each voice variant', async () => {
+    const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 }, synthesis: { warmUpRounds: 1 } } });
+    try {
+      await s.server.warmedUp;
+      const res = await s.api('/readyz');
+      assert.equal(res.status, 200);
+      const { codecs } = (await res.json()) as { codecs: { ok: boolean; warmed: string[] } };
+      for (const name of ['resampler', 'decode wav', 'decode mp3', 'decode flac', 'decode opus', 'decode vorbis']) {
+        assert.ok(codecs.warmed.includes(`decode worker ${name}`), `${name}: ${codecs.warmed.join(', ')}`);
+      }
+      for (const voice of ['espeak-en-us-male', 'espeak-en-us-female']) assert.ok(codecs.warmed.includes(`synthesis ${voice}`), `${voice}: ${codecs.warmed.join(', ')}`);
+    } finally {
+      await s.close();
     }
   });
 });

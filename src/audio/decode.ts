@@ -72,9 +72,18 @@ const nativeDecoders: Partial<Record<AudioContainer, NativeDecoder>> = {
 let defaultFfmpeg: FfmpegRunner | undefined;
 
 export async function decodeAudio(bytes: Uint8Array, hint: DecodeHint = {}, options: DecodeOptions = {}): Promise<PcmAudio> {
+  return boundedDecode(bytes, options, () => decodeNow(bytes, hint, options));
+}
+
+/** The check and the concurrency bound every decode goes through, around `decode` (run here, or in a worker thread). */
+export async function boundedDecode(bytes: Uint8Array, options: Pick<DecodeOptions, 'concurrency' | 'signal'>, decode: () => Promise<PcmAudio>): Promise<PcmAudio> {
   if (bytes.length === 0) throw new UnsupportedAudioError('The audio is empty');
-  if (options.concurrency) return options.concurrency.run(() => decodeNow(bytes, hint, options), options.signal);
-  return decodeNow(bytes, hint, options);
+  return options.concurrency ? options.concurrency.run(decode, options.signal) : decode();
+}
+
+/** The ffmpeg runner the options name: unset, one for `ffmpeg` on the PATH with default limits; false, none. */
+export function ffmpegOf(options: Pick<DecodeOptions, 'ffmpeg'>): FfmpegRunner | null {
+  return options.ffmpeg === false ? null : (options.ffmpeg ?? (defaultFfmpeg ??= createFfmpegRunner()));
 }
 
 async function decodeNow(bytes: Uint8Array, hint: DecodeHint, options: DecodeOptions): Promise<PcmAudio> {
@@ -102,7 +111,7 @@ async function decodeNow(bytes: Uint8Array, hint: DecodeHint, options: DecodeOpt
 
   // Formats we do not decode ourselves, and files our decoders refused (ADPCM WAV, WebM with
   // Vorbis, RIFX...), get a second chance through ffmpeg when it is installed.
-  const ffmpeg = options.ffmpeg === false ? null : (options.ffmpeg ?? (defaultFfmpeg ??= createFfmpegRunner()));
+  const ffmpeg = ffmpegOf(options);
   if (!ffmpeg) {
     throw nativeError ?? new UnsupportedAudioError(`Unsupported audio format (${describe(container)}); installing ffmpeg adds support for more formats`);
   }

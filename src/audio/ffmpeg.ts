@@ -76,18 +76,35 @@ export interface FfmpegDecodeOptions {
 /** ffmpeg behind its limits; one per process (the config's `ffmpeg` section). */
 export interface FfmpegRunner {
   decode(bytes: Uint8Array, collector: PcmCollector, options?: FfmpegDecodeOptions): Promise<void>;
+  /** What a runner in a worker thread needs to run ffmpeg under this one's process limit. */
+  readonly shared: FfmpegShared;
+}
+
+/** The binary, the time limit, and the slots that bound ffmpeg processes across every thread. */
+export interface FfmpegShared {
+  /** null: `ffmpeg` on the PATH. */
+  path: string | null;
+  timeoutMs: number;
+  /** Waits for a free slot (OverloadedError when the queue is full or the wait too long); call the result to free it. */
+  acquire(signal?: AbortSignal): Promise<() => void>;
 }
 
 /** `path` null looks ffmpeg up on the PATH at first use. */
 export function createFfmpegRunner(path: string | null = null, limits: FfmpegLimits = defaultFfmpegLimits): FfmpegRunner {
   const slots = new ConcurrencyLimit({ ...limits, busyMessage: 'Server is busy decoding other audio. Please try again later.' });
+  return ffmpegRunnerOver({ path, timeoutMs: limits.timeoutMs, acquire: (signal) => slots.acquire(signal) });
+}
+
+/** A runner over slots held elsewhere (a worker thread's, over the main thread's). */
+export function ffmpegRunnerOver(shared: FfmpegShared): FfmpegRunner {
   return {
+    shared,
     async decode(bytes, collector, options = {}) {
-      const command = path ?? (await findFfmpeg());
+      const command = shared.path ?? (await findFfmpeg());
       if (!command) throw new UnsupportedAudioError('ffmpeg is not installed');
-      const release = await slots.acquire(options.signal);
+      const release = await shared.acquire(options.signal);
       try {
-        await decodeWithFfmpeg(command, bytes, collector, { ...options, timeoutMs: limits.timeoutMs });
+        await decodeWithFfmpeg(command, bytes, collector, { ...options, timeoutMs: shared.timeoutMs });
       } finally {
         release();
       }

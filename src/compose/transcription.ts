@@ -11,7 +11,8 @@ import { createAddressPolicy } from '../net/address-policy.js';
 import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';
 import { createSpeakerAnalysis } from '../voice-analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer } from '../voice-analysis/types.js';
-import { createTranscriber, type HeldEngines, type TranscriptionObserver } from '../transcription/transcribe.js';
+import { DecodeWorkers } from '../transcription/decode-workers.js';
+import { createTranscriber, type HeldEngines, type TranscriptionObserver, type UploadDecoder } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
 
 export type UrlFetcher = (url: string, signal: AbortSignal) => Promise<FetchedAudio>;
@@ -38,13 +39,19 @@ export function buildHeldEngines(models: Pick<InstalledModels, 'acquire'>): () =
   };
 }
 
+/** The decode worker threads (config.transcription.decodeWorkers); undefined when 0 (decoding on the event loop). */
+export function buildDecodeWorkers(config: Config): DecodeWorkers | undefined {
+  return config.transcription.decodeWorkers > 0 ? new DecodeWorkers(config.transcription.decodeWorkers) : undefined;
+}
+
 export function buildTranscription(
   config: Config,
-  deps: { engines: () => HeldEngines; ffmpeg: FfmpegRunner | false; observer?: TranscriptionObserver },
+  deps: { engines: () => HeldEngines; ffmpeg: FfmpegRunner | false; observer?: TranscriptionObserver; decoder?: UploadDecoder },
 ): Transcribe {
   return createTranscriber({
     engines: deps.engines,
     observer: deps.observer,
+    decoder: deps.decoder,
     utterancePauseSeconds: config.transcription.utterancePauseSeconds,
     decoding: config.transcription.decoding,
     decode: {

@@ -17,10 +17,8 @@
  * non-overlapping. Windows are recognised one at a time (memory stays at one window's worth of
  * model state) and the AbortSignal is checked between them.
  */
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { concatFloat32 } from '../audio/channel-mix.js';
 import type { PcmAudio } from '../audio/pcm.js';
-import { createStreamingResampler } from '../audio/resample.js';
+import { resampleYielding } from '../audio/resample-yielding.js';
 import { defaultConfig, type DecodingSettings } from '../config.js';
 import type { Diarizer, Punctuator, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
@@ -49,7 +47,12 @@ export interface TranscribeAudioOptions {
   keywords?: Keyword[];
   /** numerals, format, redaction: applied to the words before segments and utterances are made of them. */
   text?: RequestedTextOptions;
+  /** Where the audio is brought to each engine's rate: a decode worker thread, or by default this thread between turns of its event loop. */
+  resample?: Resample;
 }
+
+/** Samples at `fromRate` → the same audio at `toRate`; stops with AbortedError once `signal` fires. */
+export type Resample = (samples: Float32Array, fromRate: number, toRate: number, signal?: AbortSignal) => Promise<Float32Array>;
 
 export interface TranscriptionEngines {
   vad: VoiceActivityDetector | StreamingVoiceActivityDetector;
@@ -92,9 +95,6 @@ export interface AudioTranscript {
   namesRedacted?: false;
 }
 
-/** Resampling runs on the main thread; this many input samples go between yields to the event loop. */
-const RESAMPLE_BLOCK = 5 * 48_000;
-
 /**
  * The recogniser for `language`: the first that lists it, and for "multi" the first that detects
  * languages. InvalidRequestError when none is installed.
@@ -126,13 +126,14 @@ export async function transcribeAudio(
   const recognizer = checkEngines(engines, options);
   const settings: DecodingSettings = { ...defaultConfig.transcription.decoding, ...options.decoding };
   const duration = audio.samples.length / audio.sampleRate;
-  const samples = await resampleYielding(audio.samples, audio.sampleRate, engines.vad.sampleRate, signal);
+  const resample = options.resample ?? resampleYielding;
+  const samples = await resample(audio.samples, audio.sampleRate, engines.vad.sampleRate, signal);
   const rate = engines.vad.sampleRate;
 
   // Started first: it is the longest single task and runs on its own worker beside recognition.
   let diarization: Promise<SpeakerTurn[]> | undefined;
   if (options.diarize && engines.diarizer) {
-    const diarizerSamples = await resampleYielding(audio.samples, audio.sampleRate, engines.diarizer.sampleRate, signal);
+    const diarizerSamples = await resample(audio.samples, audio.sampleRate, engines.diarizer.sampleRate, signal);
     diarization = engines.diarizer.diarize(diarizerSamples, { signal });
     diarization.catch(() => undefined); // observed below; this only keeps an early failure from being "unhandled"
   }
@@ -145,7 +146,7 @@ export async function transcribeAudio(
   const recognize = async (window: TimeSpan) => {
     if (signal?.aborted) throw new AbortedError();
     let slice: Float32Array = samples.subarray(Math.round(window.start * rate), Math.round(window.end * rate));
-    if (recognizer.sampleRate !== rate) slice = await resampleYielding(slice, rate, recognizer.sampleRate, signal);
+    if (recognizer.sampleRate !== rate) slice = await resample(slice, rate, recognizer.sampleRate, signal);
     const result = await recognizer.recognize(slice, {
       language: options.language,
       signal,
@@ -299,23 +300,4 @@ function detectedLanguage(segments: TranscribedSegment[], recognizer: Recognizer
 /** The language whose number rules apply to the words: the requested one, or for "multi" the recogniser's first real one. */
 function textLanguage(language: string, recognizer: Recognizer): string {
   return language !== 'multi' ? language : (recognizer.languages.find((l) => l !== 'multi') ?? 'en');
-}
-
-/** Resamples in blocks with a yield between them, so a long upload never stalls the event loop. */
-async function resampleYielding(samples: Float32Array, fromRate: number, toRate: number, signal?: AbortSignal): Promise<Float32Array> {
-  if (fromRate === toRate) return samples;
-  const resampler = await createStreamingResampler(fromRate, toRate);
-  try {
-    const parts: Float32Array[] = [];
-    for (let at = 0; at < samples.length; at += RESAMPLE_BLOCK) {
-      if (signal?.aborted) throw new AbortedError();
-      const out = resampler.process(samples.subarray(at, at + RESAMPLE_BLOCK));
-      parts.push(out);
-      if (at + RESAMPLE_BLOCK < samples.length) await yieldToEventLoop();
-    }
-    parts.push(resampler.flush());
-    return concatFloat32(parts);
-  } finally {
-    resampler.dispose();
-  }
 }

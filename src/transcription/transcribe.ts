@@ -2,12 +2,13 @@
  * The transcription use case behind POST /stt/get_text and the job runner: decode the upload,
  * run the speech pipeline, analyse the speakers when asked, and return the result (request_id, transcription, language, words, utterances, duration, metadata). Engines come from a getter so a model reload swaps them between requests.
  */
-import { decodeAudio, type DecodeOptions } from '../audio/decode.js';
+import { decodeAudio, type DecodeHint, type DecodeOptions } from '../audio/decode.js';
+import type { PcmAudio } from '../audio/pcm.js';
 import type { DecodingSettings } from '../config.js';
 import { OverloadedError, UnsupportedAudioError } from '../errors.js';
 import { analyzeSpeakers } from '../voice-analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from '../voice-analysis/types.js';
-import { transcribeAudio, type TranscriptionEngines } from './pipeline.js';
+import { transcribeAudio, type Resample, type TranscriptionEngines } from './pipeline.js';
 import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.js';
 
 /** The engines one request uses, held until release() even if a model reload replaces them meanwhile. */
@@ -28,6 +29,14 @@ export interface TranscriberDeps {
   /** config.transcription.decoding; unset = its defaults. */
   decoding?: DecodingSettings;
   observer?: TranscriptionObserver;
+  /** Where uploads are decoded and resampled (decode-workers.ts); unset, on the event loop. */
+  decoder?: UploadDecoder;
+}
+
+/** Decoding and resampling done elsewhere than on the event loop, with decodeAudio's checks, bound and errors. */
+export interface UploadDecoder {
+  decode(bytes: Uint8Array, hint: DecodeHint, options: DecodeOptions): Promise<PcmAudio>;
+  resample: Resample;
 }
 
 export function createTranscriber(deps: TranscriberDeps): Transcribe {
@@ -69,11 +78,8 @@ async function transcribeWith(
   // duration cap. Bytes that do not decode get the one fixed sentence clients match on;
   // the decoder's own reason (often ffmpeg's stderr) stays on the error's cause for the logs.
   // The cap's error (AudioTooLongError) names the limit and goes out as it is.
-  const audio = await decodeAudio(
-    input.bytes,
-    { contentType: input.contentType, filename: options.filename },
-    { ...deps.decode, sampleRate: vad.sampleRate, signal },
-  ).catch((err: unknown) => {
+  const decode = deps.decoder ? deps.decoder.decode.bind(deps.decoder) : decodeAudio;
+  const audio = await decode(input.bytes, { contentType: input.contentType, filename: options.filename }, { ...deps.decode, sampleRate: vad.sampleRate, signal }).catch((err: unknown) => {
     throw err instanceof UnsupportedAudioError ? Object.assign(new UnsupportedAudioError(), { cause: err }) : err;
   });
   const transcript = await transcribeAudio(
@@ -86,6 +92,7 @@ async function transcribeWith(
       signal,
       utterancePauseSeconds: deps.utterancePauseSeconds,
       decoding: deps.decoding,
+      resample: deps.decoder?.resample,
       ...(options.keywords?.length ? { keywords: options.keywords } : {}),
       text: { numerals: options.numerals, format: options.format, redactPci: options.redactPci, redactPii: options.redactPii },
     },

@@ -38,6 +38,8 @@ export async function startTestServer(
     dataDir,
     modelsDir: path.join(dataDir, 'models'),
     allowedPrivateHosts: ['127.0.0.1'],
+    // Speaking the start-up paragraphs costs seconds of CPU per server, and tests time nothing.
+    synthesis: { warmUpRounds: 0 },
     ...(overrides as object),
   });
   const server = await startServer(config, { logger: false, engines: false, ...serverOptions });
