@@ -72,6 +72,8 @@ function ownBuffers(output: PipelineOutput): PipelineOutput {
   return { samples: output.samples, pcm: own(output.pcm), bytes: own(output.bytes) };
 }
 
+/** Calls run one after another in the order they came (opening a pipeline awaits its encoder; a close must not pass it). */
+let previous: Promise<void> = Promise.resolve();
 port.on('message', (request: OutputRequest) => {
-  handle(request).catch((err: unknown) => send({ call: request.call, ok: false, message: (err as Error).message }));
+  previous = previous.then(() => handle(request)).catch((err: unknown) => send({ call: request.call, ok: false, message: (err as Error).message }));
 });

@@ -11,7 +11,7 @@ import type { EngineWordMark, ModelGeneration, TtsEngine, Voice } from '../engin
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
-import { SynthesisStream, type SynthesisScheduler } from './scheduler.js';
+import { outputUrgency, SynthesisStream, type OutputUrgency, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
@@ -106,7 +106,12 @@ export class SynthesisService {
       /** Where a client can list the voices of a model, named in the error for an unknown voice. */
       voiceListOf?: (model: string) => string;
       /** Where resampling and encoding run (output-workers.ts); without it, on the event loop. */
-      output?: { open(options: PipelineOptions): Promise<AudioPipeline>; warmUp(): Promise<string[]>; close(): Promise<void> };
+      output?: {
+        /** `urgency`: how soon the pipeline's next call is needed, so that first audio goes before later pieces. */
+        open(options: PipelineOptions, urgency?: () => OutputUrgency): Promise<AudioPipeline>;
+        warmUp(): Promise<string[]>;
+        close(): Promise<void>;
+      };
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
@@ -170,16 +175,19 @@ export class SynthesisService {
    * pass limits.maxOutputSeconds.
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, onWords?: (words: EngineWordMark[]) => void): AsyncGenerator<Float32Array> {
-    const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate });
+    const stream = prepared.stream ?? new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate }, () => stream, true);
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats, true, onWords)) if (out.pcm?.length) yield out.pcm;
+      for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true, onWords)) if (out.pcm?.length) yield out.pcm;
     } finally {
       pipeline.close();
     }
   }
 
-  private openPipeline(options: PipelineOptions): Promise<AudioPipeline> {
-    return this.deps.output ? this.deps.output.open(options) : openLocalPipeline(options);
+  /** A pipeline for the output of `streamOf()` (`playing`: a listener plays it as it comes). */
+  private openPipeline(options: PipelineOptions, streamOf: () => SynthesisStream, playing: boolean): Promise<AudioPipeline> {
+    const urgentSlack = this.deps.scheduler?.urgentSlackSeconds;
+    return this.deps.output ? this.deps.output.open(options, () => outputUrgency(streamOf(), playing, urgentSlack)) : openLocalPipeline(options);
   }
 
   /**
@@ -304,10 +312,13 @@ export class SynthesisService {
     stats?: SynthesisStats,
     format: EncodedFormat = request.outputFormat,
   ): AsyncGenerator<Uint8Array> {
-    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } });
+    // The pieces are one stream to the scheduler unless they name theirs.
+    let stream = new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } }, () => stream, true);
     try {
       for await (const prepared of pieces) {
-        for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
+        stream = prepared.stream ?? stream;
+        for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
       }
       const last = (await pipeline.end()).bytes;
       if (last?.length) yield last;
@@ -319,11 +330,12 @@ export class SynthesisService {
   /** The whole file of /get_speech, encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const rate = prepared.request.sampleRate;
-    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: prepared.request.outputFormat, file: options } });
+    const stream = prepared.stream ?? new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: prepared.request.outputFormat, file: options } }, () => stream, false);
     const stats: SynthesisStats = { samples: 0 };
     const parts: Uint8Array[] = [];
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
+      for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
       const last = (await pipeline.end()).bytes;
       if (last?.length) parts.push(last);
     } finally {

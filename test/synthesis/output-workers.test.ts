@@ -127,3 +127,67 @@ describe('synthesis output workers', () => {
     assert.ok(file.durationSeconds > 1);
   });
 });
+
+describe('output workers under a burst of long streams', () => {
+  const LONG_STREAMS = 8;
+  let engine: TtsEngine;
+  const services: SynthesisService[] = [];
+  after(async () => {
+    for (const service of services) await service.close();
+    await engine?.close();
+  });
+
+  /** Chunks the long streams receive between a new stream's request and its first chunk, on one thread taking `inFlight` calls at a time. */
+  async function othersBeforeFirstChunk(inFlight: number): Promise<{ others: number; intact: boolean }> {
+    engine ??= toneEngine();
+    const deps = { voices: new VoiceRegistry([engine]), dicts: new PronunciationDictCache(noDicts, { maxBytes: 100_000 }) };
+    const service = new SynthesisService({ ...deps, output: new OutputWorkers(1, inFlight) });
+    const reference = new SynthesisService(deps);
+    services.push(service);
+    const signal = new AbortController().signal;
+    const long: SynthesisRequest = {
+      accountId: 'acc-1',
+      model: 'tts-v2',
+      text: 'The morning train left the station at dawn. '.repeat(6),
+      voiceId: 'tone-en',
+      sampleRate: 24000,
+      speed: 1,
+      language: 'auto',
+      outputFormat: 'mp3',
+      pronunciationDicts: [],
+    };
+    let othersChunks = 0;
+    let playing = 0;
+    let everyonePlaying!: () => void;
+    const allStarted = new Promise<void>((resolve) => (everyonePlaying = resolve));
+    const longRuns = Array.from({ length: LONG_STREAMS }, async () => {
+      const parts: Uint8Array[] = [];
+      for await (const bytes of service.encodedStream(await service.prepare(long), signal)) {
+        if (parts.length === 0 && ++playing === LONG_STREAMS) everyonePlaying();
+        parts.push(bytes);
+        othersChunks++;
+      }
+      return Buffer.concat(parts);
+    });
+    await allStarted;
+    const before = othersChunks;
+    let others = -1;
+    for await (const bytes of service.encodedStream(await service.prepare({ ...long, text: 'A new listener.' }), signal)) {
+      if (others < 0 && bytes.length) others = othersChunks - before;
+    }
+    const expected = Buffer.concat(await collect(reference.encodedStream(await reference.prepare(long), signal)));
+    const intact = (await Promise.all(longRuns)).every((bytes) => bytes.equals(expected));
+    return { others, intact };
+  }
+
+  it("sends a new stream's first chunk ahead of the playing streams' later pieces, each stream's bytes intact", async () => {
+    // Its open, begin and first piece each wait only for the call the thread is already working on.
+    const prioritised = await othersBeforeFirstChunk(1);
+    assert.ok(prioritised.intact, 'a long stream came out different from the event loop');
+    assert.ok(prioritised.others <= LONG_STREAMS / 2, `${prioritised.others} chunks of other streams went first`);
+    // Every call given to the thread at once is arrival order: each of those steps waits behind every long stream's next piece.
+    const arrivalOrder = await othersBeforeFirstChunk(1000);
+    assert.ok(arrivalOrder.intact);
+    assert.ok(arrivalOrder.others >= 2 * LONG_STREAMS, `arrival order let only ${arrivalOrder.others} chunks go first`);
+  });
+});
