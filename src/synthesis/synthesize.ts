@@ -15,6 +15,7 @@ import { outputUrgency, SynthesisStream, type OutputUrgency, type SynthesisSched
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
+import { loudnessFrameSamples, WordTimer, type TimedWord } from './word-timing.js';
 
 /** What metrics learn from synthesis; implemented outside the use case. */
 export interface SynthesisObserver {
@@ -67,6 +68,9 @@ export interface SynthesisStats {
   /** Samples produced at the output rate. */
   samples: number;
 }
+
+/** What a request sent in parts gives, in order: its bytes as they are encoded, and after each part's audio (when asked) the times of its words. */
+export type SpokenPart = { bytes: Uint8Array } | { words: TimedWord[] };
 
 export interface SpeechFile {
   bytes: Uint8Array;
@@ -312,16 +316,63 @@ export class SynthesisService {
     stats?: SynthesisStats,
     format: EncodedFormat = request.outputFormat,
   ): AsyncGenerator<Uint8Array> {
+    for await (const part of this.spokenPieces(request, pieces, signal, stats, { format })) if ('bytes' in part) yield part.bytes;
+  }
+
+  /**
+   * Text arriving in parts (a socket's request: each part spoken as it comes) as one continuous
+   * byte stream of the request's format, every part one stream to the scheduler; with
+   * `wordTimestamps`, each part's word times follow its audio. Throws InvalidRequestError when the
+   * parts end without any text.
+   */
+  async *spokenParts(
+    resolved: ResolvedSynthesis,
+    texts: AsyncIterable<string>,
+    signal: AbortSignal,
+    stats: SynthesisStats,
+    options: { wordTimestamps: boolean },
+  ): AsyncGenerator<SpokenPart> {
+    const stream = new SynthesisStream();
+    const prepare = (text: string) => this.prepareText(resolved, text, stream);
+    const pieces = async function* () {
+      let count = 0;
+      for await (const text of texts) {
+        count++;
+        yield prepare(text);
+      }
+      if (count === 0) throw new InvalidRequestError('text must contain something to say');
+    };
+    yield* this.spokenPieces(resolved.request, pieces(), signal, stats, options);
+  }
+
+  /**
+   * The pieces through one encoding pipeline. Word times are measured beside the encoder (the
+   * pipeline reports each frame's loudness), so the samples themselves never come back.
+   */
+  private async *spokenPieces(
+    request: SynthesisRequest,
+    pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
+    signal: AbortSignal,
+    stats: SynthesisStats = { samples: 0 },
+    options: { format?: EncodedFormat; wordTimestamps?: boolean },
+  ): AsyncGenerator<SpokenPart> {
+    const rate = request.sampleRate;
+    const loudnessFrame = options.wordTimestamps ? { loudnessFrame: loudnessFrameSamples(rate) } : {};
     // The pieces are one stream to the scheduler unless they name theirs.
     let stream = new SynthesisStream();
-    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } }, () => stream, true);
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: options.format ?? request.outputFormat }, ...loudnessFrame }, () => stream, true);
     try {
       for await (const prepared of pieces) {
         stream = prepared.stream ?? stream;
-        for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
+        const timer = options.wordTimestamps ? new WordTimer(prepared.sentences.join(' '), stats.samples / rate, rate) : undefined;
+        for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true, timer && ((marks) => timer.engineMarks(marks)))) {
+          timer?.observeLoudness(out.loudness ?? [], out.samples);
+          if (out.bytes?.length) yield { bytes: out.bytes };
+        }
+        if (timer) yield { words: timer.words() };
       }
       const last = (await pipeline.end()).bytes;
-      if (last?.length) yield last;
+      if (last?.length) yield { bytes: last };
     } finally {
       pipeline.close();
     }

@@ -11,6 +11,7 @@ import { OutputWorkers } from '../../src/synthesis/output-workers.js';
 import { PronunciationDictCache } from '../../src/synthesis/pronunciation-dict-cache.js';
 import { OutputTooLongError, SynthesisService, type SynthesisRequest } from '../../src/synthesis/synthesize.js';
 import { VoiceRegistry } from '../../src/synthesis/voice-registry.js';
+import { WordTimer } from '../../src/synthesis/word-timing.js';
 
 /**
  * A deterministic engine (eSpeak's output length varies by a few samples from run to run): per
@@ -35,6 +36,10 @@ function toneEngine(): TtsEngine {
 }
 
 const noDicts = { versions: async () => new Map(), findMany: async (_: string, ids: string[]) => ({ found: [], missing: ids }) };
+
+async function* feed(texts: string[]): AsyncGenerator<string> {
+  yield* texts;
+}
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -113,6 +118,30 @@ describe('synthesis output workers', () => {
     const bytes = Buffer.concat(await collect(beside.encodedPieces(r, pieces, signal)));
     assert.equal(bytes.subarray(0, 4).toString('ascii'), 'RIFF');
     assert.equal(bytes.indexOf('RIFF', 4), -1);
+  });
+
+  it('times the words of a request in parts from loudness measured in the workers, as from the samples on the event loop', async () => {
+    const r = request({ outputFormat: 'mp3' });
+    const texts = ['The morning train left, slowly.', 'Outside, the fields were white.'];
+    const parts = await collect(beside.spokenParts(await beside.resolve(r), feed(texts), signal, { samples: 0 }, { wordTimestamps: true }));
+    const words = parts.flatMap((p) => ('words' in p ? [p.words] : []));
+    // Each part's words come after its audio, and the bytes are those of the same parts without timing.
+    assert.deepEqual(parts.map((p) => ('words' in p ? 'words' : 'bytes')).filter((k, i, all) => k !== all[i - 1]), ['bytes', 'words', 'bytes', 'words', 'bytes']);
+    const untimed = await collect(beside.spokenParts(await beside.resolve(r), feed(texts), signal, { samples: 0 }, { wordTimestamps: false }));
+    const bytesOf = (ps: typeof parts) => Buffer.concat(ps.flatMap((p) => ('bytes' in p ? [p.bytes] : [])));
+    assert.ok(bytesOf(parts).equals(bytesOf(untimed)));
+    // The same words from the samples themselves, measured here.
+    let samplesBefore = 0;
+    for (const [i, text] of texts.entries()) {
+      const prepared = inThread.prepareText(await inThread.resolve(r), text);
+      const timer = new WordTimer(prepared.sentences.join(' '), samplesBefore / r.sampleRate, r.sampleRate);
+      for (const samples of await collect(inThread.pcm(prepared, signal))) {
+        timer.observe(samples);
+        samplesBefore += samples.length;
+      }
+      assert.ok(words[i]!.length >= 5);
+      assert.deepEqual(words[i], timer.words());
+    }
   });
 
   it('runs every output encoder once in each thread when warmed up', async () => {
