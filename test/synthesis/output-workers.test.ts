@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { OutputFormat } from '../../src/audio/pcm.js';
 import type { TtsEngine, Voice } from '../../src/engines/types.js';
 import { OutputWorkers } from '../../src/synthesis/output-workers.js';
+import { SynthesisScheduler } from '../../src/synthesis/scheduler.js';
 import { PronunciationDictCache } from '../../src/synthesis/pronunciation-dict-cache.js';
 import { OutputTooLongError, SynthesisService, type SynthesisRequest } from '../../src/synthesis/synthesize.js';
 import { VoiceRegistry } from '../../src/synthesis/voice-registry.js';
@@ -170,7 +171,10 @@ describe('output workers under a burst of long streams', () => {
   async function othersBeforeFirstChunk(inFlight: number): Promise<{ others: number; intact: boolean }> {
     engine ??= toneEngine();
     const deps = { voices: new VoiceRegistry([engine]), dicts: new PronunciationDictCache(noDicts, { maxBytes: 100_000 }) };
-    const service = new SynthesisService({ ...deps, output: new OutputWorkers(1, inFlight) });
+    // No stream counts as about to run dry (those go even before first audio): on a slow machine the
+    // long streams would, and the order under test is first audio before later pieces.
+    const scheduler = new SynthesisScheduler(100, -Infinity);
+    const service = new SynthesisService({ ...deps, scheduler, output: new OutputWorkers(1, inFlight) });
     const reference = new SynthesisService(deps);
     services.push(service);
     const signal = new AbortController().signal;

@@ -102,7 +102,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     return pipeToSse(request, reply, bytes, {
       stallTimeoutMs: options.writeStallTimeoutMs,
       what: 'speech',
-      events: (piece) => [event({ type: 'speech.audio.delta', audio: Buffer.from(piece).toString('base64') })],
+      events: (piece) => [event({ type: 'speech.audio.delta', audio: Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64') })],
       // No `usage`: Parley counts no tokens, and made-up numbers would mislead a client that bills by them.
       end: () => [event({ type: 'speech.audio.done', audio_seconds: Math.round((stats.samples / OPENAI_SAMPLE_RATE) * 1000) / 1000 })],
       error: (err) => {
