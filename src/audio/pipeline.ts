@@ -11,6 +11,7 @@ import { concatFloat32 } from './channel-mix.js';
 import { concatBytes, createEncoder, createFileEncoder, type AudioEncoder } from './encode.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
+import { TimeStretcher } from './time-stretch.js';
 import { streamEncoder } from './stream-encode.js';
 
 /**
@@ -39,6 +40,11 @@ export interface PipelineOptions {
    * (the synthesis use case's WordTimer), so the samples need not come back beside the bytes.
    */
   loudnessFrame?: number;
+  /**
+   * Change the tempo of the resampled audio without changing its pitch (TimeStretcher, one across
+   * the whole response; > 1 faster) before it is encoded or measured; `end` gives its tail.
+   */
+  tempo?: number;
 }
 
 export interface PipelineInfo {
@@ -106,6 +112,7 @@ export class LocalPipeline {
     private readonly toRate: number,
     private readonly encoder: AudioEncoder | undefined,
     private readonly loudnessFrame: number | undefined,
+    private readonly stretcher: TimeStretcher | undefined,
   ) {}
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
@@ -113,7 +120,8 @@ export class LocalPipeline {
     let encoder: AudioEncoder | undefined;
     if (encode?.format === 'opus' || encode?.format === 'flac') encoder = await streamEncoder(encode.format, toRate);
     else if (encode) encoder = encode.file ? await createFileEncoder(encode.format, toRate, encode.file) : await createEncoder(encode.format, toRate, 'stream');
-    return new LocalPipeline(toRate, encoder, options.loudnessFrame);
+    const tempo = options.tempo ?? 1;
+    return new LocalPipeline(toRate, encoder, options.loudnessFrame, tempo === 1 ? undefined : new TimeStretcher(tempo, toRate));
   }
 
   get info(): PipelineInfo {
@@ -153,7 +161,10 @@ export class LocalPipeline {
   end(): PipelineOutput {
     this.resampler?.dispose();
     this.resampler = undefined;
-    return { samples: 0, bytes: this.encoder?.end() };
+    const tail = this.stretcher?.flush();
+    if (!tail?.length) return { samples: 0, bytes: this.encoder?.end() };
+    const out = this.emit(tail, false);
+    return this.encoder ? { ...out, bytes: concatBytes([out.bytes!, this.encoder.end()]) } : out;
   }
 
   close(): void {
@@ -162,7 +173,9 @@ export class LocalPipeline {
     this.encoder?.abandon();
   }
 
-  private emit(out: Float32Array): PipelineOutput {
+  /** `out` (stretched first when the tempo changes, unless `stretch` is false), measured and encoded. */
+  private emit(resampled: Float32Array, stretch = true): PipelineOutput {
+    const out = stretch && this.stretcher ? this.stretcher.push(resampled) : resampled;
     const loudness = this.loudness && { loudness: Float64Array.from(this.loudness.push(out)) };
     return { ...(this.encoder ? { samples: out.length, bytes: this.encoder.push(out) } : { samples: out.length, pcm: out }), ...loudness };
   }

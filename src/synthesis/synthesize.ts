@@ -299,10 +299,17 @@ export class SynthesisService {
 
   /**
    * The requested output format as a byte stream: header first for wav. `format` overrides the
-   * request's (OpenAI's speech API also offers Ogg Opus and FLAC).
+   * request's (OpenAI's speech API also offers Ogg Opus and FLAC); `tempo` changes the speed
+   * beyond what the engine does (OpenAI's speeds), without changing the pitch.
    */
-  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, format: EncodedFormat = prepared.request.outputFormat): AsyncGenerator<Uint8Array> {
-    return this.encodedPieces(prepared.request, [prepared], signal, stats, format);
+  async *encodedStream(
+    prepared: PreparedSynthesis,
+    signal: AbortSignal,
+    stats?: SynthesisStats,
+    format: EncodedFormat = prepared.request.outputFormat,
+    tempo = 1,
+  ): AsyncGenerator<Uint8Array> {
+    for await (const part of this.spokenPieces(prepared.request, [prepared], signal, stats, { format, tempo })) if ('bytes' in part) yield part.bytes;
   }
 
   /**
@@ -354,13 +361,14 @@ export class SynthesisService {
     pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
     signal: AbortSignal,
     stats: SynthesisStats = { samples: 0 },
-    options: { format?: EncodedFormat; wordTimestamps?: boolean },
+    options: { format?: EncodedFormat; wordTimestamps?: boolean; tempo?: number },
   ): AsyncGenerator<SpokenPart> {
     const rate = request.sampleRate;
     const loudnessFrame = options.wordTimestamps ? { loudnessFrame: loudnessFrameSamples(rate) } : {};
+    const tempo = options.tempo !== undefined && options.tempo !== 1 ? { tempo: options.tempo } : {};
     // The pieces are one stream to the scheduler unless they name theirs.
     let stream = new SynthesisStream();
-    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: options.format ?? request.outputFormat }, ...loudnessFrame }, () => stream, true);
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: options.format ?? request.outputFormat }, ...loudnessFrame, ...tempo }, () => stream, true);
     try {
       for await (const prepared of pieces) {
         stream = prepared.stream ?? stream;
@@ -371,8 +379,10 @@ export class SynthesisService {
         }
         if (timer) yield { words: timer.words() };
       }
-      const last = (await pipeline.end()).bytes;
-      if (last?.length) yield { bytes: last };
+      // With a tempo change, the end holds the stretched audio's tail.
+      const last = await pipeline.end();
+      stats.samples += last.samples;
+      if (last.bytes?.length) yield { bytes: last.bytes };
     } finally {
       pipeline.close();
     }

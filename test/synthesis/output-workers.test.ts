@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createEncoder } from '../../src/audio/encode.js';
 import type { OutputFormat } from '../../src/audio/pcm.js';
+import { encodeWith } from '../../src/audio/stream-encode.js';
+import { timeStretch } from '../../src/audio/time-stretch.js';
 import type { TtsEngine, Voice } from '../../src/engines/types.js';
 import { OutputWorkers } from '../../src/synthesis/output-workers.js';
 import { SynthesisScheduler } from '../../src/synthesis/scheduler.js';
@@ -38,8 +41,8 @@ function toneEngine(): TtsEngine {
 
 const noDicts = { versions: async () => new Map(), findMany: async (_: string, ids: string[]) => ({ found: [], missing: ids }) };
 
-async function* feed(texts: string[]): AsyncGenerator<string> {
-  yield* texts;
+async function* feed<T>(items: T[]): AsyncGenerator<T> {
+  yield* items;
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -142,6 +145,18 @@ describe('synthesis output workers', () => {
       }
       assert.ok(words[i]!.length >= 5);
       assert.deepEqual(words[i], timer.words());
+    }
+  });
+
+  it('changes the tempo in the workers as the time stretcher does on the event loop, the tail included', async () => {
+    for (const tempo of [0.5, 2]) {
+      const r = request({ outputFormat: 'pcm' });
+      const stats = { samples: 0 };
+      const there = Buffer.concat(await collect(beside.encodedStream(await beside.prepare(r), signal, stats, 'pcm', tempo)));
+      const stretched = await collect(timeStretch(inThread.pcm(await inThread.prepare(r), signal), tempo, r.sampleRate));
+      const here = Buffer.concat(await collect(encodeWith(await createEncoder('pcm', r.sampleRate, 'stream'), feed(stretched))));
+      assert.ok(there.length > 1000 && there.equals(here), `tempo ${tempo} differs`);
+      assert.equal(stats.samples, there.length / 2);
     }
   });
 
