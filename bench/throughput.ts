@@ -1,5 +1,5 @@
 /**
- * Throughput and fairness at the machine's limit: `npm run bench:throughput [-- --quick]`.
+ * Throughput and fairness at the machine's limit: `npm run bench:throughput [-- --quick] [-- --sse-only]`.
  * Prints each measured figure beside the limit the measured CPU cost allows, as a ratio; asserts nothing.
  *
  * The limits come from CPU time, not wall time, measured in the same run:
@@ -18,8 +18,10 @@
  * 1. get_speech (tts-v2, 24 kHz WAV, three sentences ≈ 7 s of audio): server CPU ÷ engine CPU;
  *    requests/s with 1, 16 and 64 closed-loop clients, ÷ the limit and ÷ one client's rate;
  *    16 clients on a server started under `taskset -c 0` (1 core) vs `taskset -c 0,1` (2 cores).
- * 2. SSE /tts-v2/stream of the same text at 16, 64 and 256 concurrent streams, each read to its
- *    end: first-chunk p95 ÷ its limit, and the streams that ran dry. A player starts playing
+ * 2. SSE /tts-v2/stream of the same text: server CPU and main-thread CPU per stream (one at a
+ *    time), beside what base64 of its chunks costs alone (measured here); then 16, 64 and 256
+ *    concurrent streams, each read to its end: first-chunk p95 ÷ its limit, and the streams that
+ *    ran dry. A player starts playing
  *    PLAYBACK_BUFFER_MS after its first chunk; a stream runs dry when a chunk arrives after the
  *    player has played all the audio received before it.
  * 3. Each output format (tts-v2: pcm, wav, mp3, mulaw; OpenAI /v1/audio/speech: opus, flac, aac):
@@ -49,8 +51,10 @@ import { startServerProcess, type ServerProcess } from '../test/helpers/server-p
 import { stats } from './stats.js';
 import { trainJourney } from './texts.js';
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, 'sse-only': { type: 'boolean', default: false } } });
 const QUICK = flags.quick;
+/** Only the SSE loads (and the engine figures their limits need): a quicker run for work on streaming. */
+const SSE_ONLY = flags['sse-only'];
 /** Requests measured one after another for CPU per request (and the engine's runs). */
 const RUNS = QUICK ? 10 : 30;
 /** Seconds each throughput cell counts, after RAMP_SECONDS uncounted. */
@@ -340,6 +344,16 @@ async function main(): Promise<void> {
 
   // Every server is spawned before this process lowers its own priority, so they keep theirs.
   const twoCores = await startServer({ cpus: '0,1' });
+  if (SSE_ONLY) {
+    setPriority(19);
+    try {
+      await sseLoads(twoCores, engine);
+    } finally {
+      await twoCores.stop();
+    }
+    console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; run took ${fixed((performance.now() - started) / 1000, 0)} s`);
+    return;
+  }
   const oneCore = await startServer({ cpus: '0' });
   const sttServer = await startServer({ packs: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
   const formatsServer = await startServer();
@@ -392,20 +406,7 @@ async function main(): Promise<void> {
     line('16 clients, server under taskset -c 0 (1 core)', `${fixed(single.rate)} req/s`);
     line('16 clients, server under taskset -c 0,1 (2 cores)', `${fixed(dual.rate)} req/s`, `2 cores ÷ 1 core ${ratio(dual.rate / single.rate)} (target ≥ 1.8)`);
 
-    // SSE streams
-    console.log(`\nSSE /tts-v2/stream, every stream read to its end (a player starts ${PLAYBACK_BUFFER_MS} ms after the first chunk):`);
-    line('engine CPU of the first sentence (first piece)', `${fixed(engine.firstSentence * 1000)} ms`);
-    await sseStream(twoCores);
-    const alone = stats(await Promise.all([0, 1, 2].map(async (i) => (await sleep(i * 300), await sseStream(twoCores)).firstMs)));
-    line('first chunk, 1 stream (p50 of 3)', `${fixed(alone.p50)} ms`);
-    for (const c of SSE_STREAMS) {
-      const runs = await Promise.all(Array.from({ length: c }, () => sseStream(twoCores)));
-      const first = stats(runs.map((r) => r.firstMs));
-      const firstLimit = (c * engine.firstSentence * 1000) / cores;
-      const dry = runs.filter((r) => r.dry).length;
-      line(`${c} streams: first-chunk p95`, `${fixed(first.p95)} ms`, `limit ${fixed(firstLimit)} ms; ÷ limit ${ratio(first.p95 / firstLimit)} (target ≤ 2.0); p50 ${fixed(first.p50)} ms; ran dry ${dry} of ${c} (target 0)`);
-      await sleep(1_000);
-    }
+    await sseLoads(twoCores, engine);
 
     // Transcription
     const wav = new Uint8Array(readFileSync(corpusFile(STT_FILE)));
@@ -432,6 +433,39 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.stop()));
   }
   console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; run took ${fixed((performance.now() - started) / 1000, 0)} s`);
+}
+
+/** The SSE part: CPU per stream, then first-chunk p95 and dry streams under load. */
+async function sseLoads(server: Server, engine: { firstSentence: number }): Promise<void> {
+  const cores = server.cores;
+  console.log(`\nSSE /tts-v2/stream, every stream read to its end (a player starts ${PLAYBACK_BUFFER_MS} ms after the first chunk):`);
+  line('engine CPU of the first sentence (first piece)', `${fixed(engine.firstSentence * 1000)} ms`);
+  await sseStream(server);
+  const perStream = await serverCpuPerRequest(server, RUNS, () => sseStream(server));
+  line('server CPU per stream (process tree, 1 stream)', `${fixed(perStream.cpu * 1000)} ms`, `main thread ${fixed(perStream.main * 1000)} ms`);
+  const audio = (await sseStream(server)).audioSeconds;
+  line('  of which base64 of its chunks (measured here)', `${fixed(base64Ms(Math.round(audio * RATE * 2)), 2)} ms`, `(${Math.ceil((audio * RATE * 2) / 1024)} chunks of ≤ 1 KB)`);
+  const alone = stats(await Promise.all([0, 1, 2].map(async (i) => (await sleep(i * 300), await sseStream(server)).firstMs)));
+  line('first chunk, 1 stream (p50 of 3)', `${fixed(alone.p50)} ms`);
+  for (const c of SSE_STREAMS) {
+    const runs = await Promise.all(Array.from({ length: c }, () => sseStream(server)));
+    const first = stats(runs.map((r) => r.firstMs));
+    const firstLimit = (c * engine.firstSentence * 1000) / cores;
+    const dry = runs.filter((r) => r.dry).length;
+    line(`${c} streams: first-chunk p95`, `${fixed(first.p95)} ms`, `limit ${fixed(firstLimit)} ms; ÷ limit ${ratio(first.p95 / firstLimit)} (target ≤ 2.0); p50 ${fixed(first.p50)} ms; ran dry ${dry} of ${c} (target 0)`);
+    await sleep(1_000);
+  }
+}
+
+/** Milliseconds base64 of `bytes` bytes takes in 1 KB chunks (what the SSE route does per stream), the mean of many runs. */
+function base64Ms(bytes: number): number {
+  const audio = new Uint8Array(bytes).map((_, i) => (i * 7919) & 255);
+  const runs = 50;
+  let length = 0;
+  const t0 = performance.now();
+  for (let r = 0; r < runs; r++) for (let at = 0; at < bytes; at += 1024) length += Buffer.from(audio.buffer, at, Math.min(1024, bytes - at)).toString('base64').length;
+  const ms = (performance.now() - t0) / runs;
+  return length > 0 ? ms : NaN;
 }
 
 function sentencesOf(text: string): number {

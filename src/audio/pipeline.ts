@@ -11,6 +11,7 @@ import { concatFloat32 } from './channel-mix.js';
 import { concatBytes, createEncoder, createFileEncoder, type AudioEncoder } from './encode.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
+import { TimeStretcher } from './time-stretch.js';
 import { streamEncoder } from './stream-encode.js';
 
 /**
@@ -33,6 +34,17 @@ export interface PipelineOptions {
     /** A whole file (createFileEncoder's rules); without it a stream. */
     file?: { wavHeader: boolean };
   };
+  /**
+   * Also measure loudness: the mean square of every frame of this many output samples, frames
+   * counted from each piece's begin (a piece's last, partial frame has none). Word timing reads it
+   * (the synthesis use case's WordTimer), so the samples need not come back beside the bytes.
+   */
+  loudnessFrame?: number;
+  /**
+   * Change the tempo of the resampled audio without changing its pitch (TimeStretcher, one across
+   * the whole response; > 1 faster) before it is encoded or measured; `end` gives its tail.
+   */
+  tempo?: number;
 }
 
 export interface PipelineInfo {
@@ -49,6 +61,30 @@ export interface PipelineOutput {
   pcm?: Float32Array;
   /** With an encoder: the next bytes (possibly empty). */
   bytes?: Uint8Array;
+  /** With `loudnessFrame`: the mean square of each frame completed by these samples. */
+  loudness?: Float64Array;
+}
+
+/** The mean square of each frame of `frameSamples` samples of a stream of samples, as they come. */
+export class FrameLoudness {
+  private sum = 0;
+  private count = 0;
+
+  constructor(readonly frameSamples: number) {}
+
+  /** The frames `samples` complete. */
+  push(samples: Float32Array): number[] {
+    const frames: number[] = [];
+    for (const v of samples) {
+      this.sum += v * v;
+      if (++this.count === this.frameSamples) {
+        frames.push(this.sum / this.frameSamples);
+        this.sum = 0;
+        this.count = 0;
+      }
+    }
+    return frames;
+  }
 }
 
 /** A pipeline, here or in a worker; every call waits for the previous one. */
@@ -70,10 +106,13 @@ export interface AudioPipeline {
 
 export class LocalPipeline {
   private resampler: StreamingResampler | undefined;
+  private loudness: FrameLoudness | undefined;
 
   private constructor(
     private readonly toRate: number,
     private readonly encoder: AudioEncoder | undefined,
+    private readonly loudnessFrame: number | undefined,
+    private readonly stretcher: TimeStretcher | undefined,
   ) {}
 
   static async open(options: PipelineOptions): Promise<LocalPipeline> {
@@ -81,7 +120,8 @@ export class LocalPipeline {
     let encoder: AudioEncoder | undefined;
     if (encode?.format === 'opus' || encode?.format === 'flac') encoder = await streamEncoder(encode.format, toRate);
     else if (encode) encoder = encode.file ? await createFileEncoder(encode.format, toRate, encode.file) : await createEncoder(encode.format, toRate, 'stream');
-    return new LocalPipeline(toRate, encoder);
+    const tempo = options.tempo ?? 1;
+    return new LocalPipeline(toRate, encoder, options.loudnessFrame, tempo === 1 ? undefined : new TimeStretcher(tempo, toRate));
   }
 
   get info(): PipelineInfo {
@@ -91,6 +131,7 @@ export class LocalPipeline {
   async begin(fromRate: number): Promise<void> {
     this.resampler?.dispose();
     this.resampler = await createStreamingResampler(fromRate, this.toRate);
+    if (this.loudnessFrame) this.loudness = new FrameLoudness(this.loudnessFrame);
   }
 
   /**
@@ -107,6 +148,7 @@ export class LocalPipeline {
     return {
       samples: outputs.reduce((n, o) => n + o.samples, 0),
       ...(this.encoder ? { bytes: concatBytes(outputs.map((o) => o.bytes!)) } : { pcm: concatFloat32(outputs.map((o) => o.pcm!)) }),
+      ...(this.loudness && { loudness: Float64Array.from(outputs.flatMap((o) => [...o.loudness!])) }),
     };
   }
 
@@ -119,7 +161,10 @@ export class LocalPipeline {
   end(): PipelineOutput {
     this.resampler?.dispose();
     this.resampler = undefined;
-    return { samples: 0, bytes: this.encoder?.end() };
+    const tail = this.stretcher?.flush();
+    if (!tail?.length) return { samples: 0, bytes: this.encoder?.end() };
+    const out = this.emit(tail, false);
+    return this.encoder ? { ...out, bytes: concatBytes([out.bytes!, this.encoder.end()]) } : out;
   }
 
   close(): void {
@@ -128,8 +173,11 @@ export class LocalPipeline {
     this.encoder?.abandon();
   }
 
-  private emit(out: Float32Array): PipelineOutput {
-    return this.encoder ? { samples: out.length, bytes: this.encoder.push(out) } : { samples: out.length, pcm: out };
+  /** `out` (stretched first when the tempo changes, unless `stretch` is false), measured and encoded. */
+  private emit(resampled: Float32Array, stretch = true): PipelineOutput {
+    const out = stretch && this.stretcher ? this.stretcher.push(resampled) : resampled;
+    const loudness = this.loudness && { loudness: Float64Array.from(this.loudness.push(out)) };
+    return { ...(this.encoder ? { samples: out.length, bytes: this.encoder.push(out) } : { samples: out.length, pcm: out }), ...loudness };
   }
 }
 

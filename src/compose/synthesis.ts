@@ -20,7 +20,7 @@ export function buildSynthesis(
     accountVoices: deps.accountVoices,
     observer: deps.observer,
     voiceListOf: voiceListRequest,
-    output: config.synthesis.outputWorkers > 0 ? new OutputWorkers(config.synthesis.outputWorkers) : undefined,
+    output: config.synthesis.outputWorkers > 0 ? new OutputWorkers(config.synthesis.outputWorkers, config.synthesis.outputCallsInFlight) : undefined,
   });
 }
 

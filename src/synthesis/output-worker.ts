@@ -26,7 +26,7 @@ const pipelines = new Map<number, LocalPipeline>();
 
 function send(reply: OutputReply): void {
   const output = reply.ok ? reply.output : undefined;
-  const transfer = [output?.pcm?.buffer, output?.bytes?.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
+  const transfer = [output?.pcm?.buffer, output?.bytes?.buffer, output?.loudness?.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
   postTransferring(port!, reply, transfer);
 }
 
@@ -69,9 +69,12 @@ function ownBuffers(output: PipelineOutput): PipelineOutput {
   const copy = <T extends Float32Array | Uint8Array>(a: T): T => (a instanceof Float32Array ? new Float32Array(a) : new Uint8Array(a)) as T;
   const own = <T extends Float32Array | Uint8Array>(a: T | undefined): T | undefined =>
     a && (a.byteLength === 0 || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength || !(a.buffer instanceof ArrayBuffer)) ? copy(a) : a;
-  return { samples: output.samples, pcm: own(output.pcm), bytes: own(output.bytes) };
+  // Loudness arrays are made fresh for each output (an empty one is not moved).
+  return { samples: output.samples, pcm: own(output.pcm), bytes: own(output.bytes), ...(output.loudness && { loudness: output.loudness }) };
 }
 
+/** Calls run one after another in the order they came (opening a pipeline awaits its encoder; a close must not pass it). */
+let previous: Promise<void> = Promise.resolve();
 port.on('message', (request: OutputRequest) => {
-  handle(request).catch((err: unknown) => send({ call: request.call, ok: false, message: (err as Error).message }));
+  previous = previous.then(() => handle(request)).catch((err: unknown) => send({ call: request.call, ok: false, message: (err as Error).message }));
 });

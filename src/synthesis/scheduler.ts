@@ -34,6 +34,28 @@ export class SynthesisStream {
   slack(now = performance.now()): number {
     return this.firstAudioAt === undefined ? Infinity : this.audioSeconds - (now - this.firstAudioAt) / 1000;
   }
+
+  /** Whether any audio of this stream has been produced for a listener. */
+  get started(): boolean {
+    return this.firstAudioAt !== undefined;
+  }
+}
+
+/**
+ * How soon a stream needs its next output work done (resampling, encoding: after the engine), by
+ * the engine's order: tier 0, a playing stream about to run dry; tier 1, a stream's first audio;
+ * tier 2, anything else (a whole file, `playing` false, has no playback and waits with slack Infinity).
+ * Lower tier first, then less slack.
+ */
+export interface OutputUrgency {
+  tier: number;
+  slack: number;
+}
+
+export function outputUrgency(stream: SynthesisStream, playing: boolean, urgentSlackSeconds = DEFAULT_URGENT_SLACK_SECONDS, now = performance.now()): OutputUrgency {
+  if (!playing) return { tier: 2, slack: Infinity };
+  const slack = stream.slack(now);
+  return { tier: slack < urgentSlackSeconds ? 0 : stream.started ? 2 : 1, slack };
 }
 
 /** A playing stream with less audio than this in hand goes before first pieces. */

@@ -11,10 +11,11 @@ import type { EngineWordMark, ModelGeneration, TtsEngine, Voice } from '../engin
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
-import { SynthesisStream, type SynthesisScheduler } from './scheduler.js';
+import { outputUrgency, SynthesisStream, type OutputUrgency, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
+import { loudnessFrameSamples, WordTimer, type TimedWord } from './word-timing.js';
 
 /** What metrics learn from synthesis; implemented outside the use case. */
 export interface SynthesisObserver {
@@ -68,6 +69,9 @@ export interface SynthesisStats {
   samples: number;
 }
 
+/** What a request sent in parts gives, in order: its bytes as they are encoded, and after each part's audio (when asked) the times of its words. */
+export type SpokenPart = { bytes: Uint8Array } | { words: TimedWord[] };
+
 export interface SpeechFile {
   bytes: Uint8Array;
   contentType: string;
@@ -106,7 +110,12 @@ export class SynthesisService {
       /** Where a client can list the voices of a model, named in the error for an unknown voice. */
       voiceListOf?: (model: string) => string;
       /** Where resampling and encoding run (output-workers.ts); without it, on the event loop. */
-      output?: { open(options: PipelineOptions): Promise<AudioPipeline>; warmUp(): Promise<string[]>; close(): Promise<void> };
+      output?: {
+        /** `urgency`: how soon the pipeline's next call is needed, so that first audio goes before later pieces. */
+        open(options: PipelineOptions, urgency?: () => OutputUrgency): Promise<AudioPipeline>;
+        warmUp(): Promise<string[]>;
+        close(): Promise<void>;
+      };
     },
   ) {
     this.limits = { ...defaultLimits, ...deps.limits };
@@ -170,16 +179,19 @@ export class SynthesisService {
    * pass limits.maxOutputSeconds.
    */
   async *pcm(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, onWords?: (words: EngineWordMark[]) => void): AsyncGenerator<Float32Array> {
-    const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate });
+    const stream = prepared.stream ?? new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: prepared.request.sampleRate }, () => stream, true);
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats, true, onWords)) if (out.pcm?.length) yield out.pcm;
+      for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true, onWords)) if (out.pcm?.length) yield out.pcm;
     } finally {
       pipeline.close();
     }
   }
 
-  private openPipeline(options: PipelineOptions): Promise<AudioPipeline> {
-    return this.deps.output ? this.deps.output.open(options) : openLocalPipeline(options);
+  /** A pipeline for the output of `streamOf()` (`playing`: a listener plays it as it comes). */
+  private openPipeline(options: PipelineOptions, streamOf: () => SynthesisStream, playing: boolean): Promise<AudioPipeline> {
+    const urgentSlack = this.deps.scheduler?.urgentSlackSeconds;
+    return this.deps.output ? this.deps.output.open(options, () => outputUrgency(streamOf(), playing, urgentSlack)) : openLocalPipeline(options);
   }
 
   /**
@@ -287,10 +299,17 @@ export class SynthesisService {
 
   /**
    * The requested output format as a byte stream: header first for wav. `format` overrides the
-   * request's (OpenAI's speech API also offers Ogg Opus and FLAC).
+   * request's (OpenAI's speech API also offers Ogg Opus and FLAC); `tempo` changes the speed
+   * beyond what the engine does (OpenAI's speeds), without changing the pitch.
    */
-  encodedStream(prepared: PreparedSynthesis, signal: AbortSignal, stats?: SynthesisStats, format: EncodedFormat = prepared.request.outputFormat): AsyncGenerator<Uint8Array> {
-    return this.encodedPieces(prepared.request, [prepared], signal, stats, format);
+  async *encodedStream(
+    prepared: PreparedSynthesis,
+    signal: AbortSignal,
+    stats?: SynthesisStats,
+    format: EncodedFormat = prepared.request.outputFormat,
+    tempo = 1,
+  ): AsyncGenerator<Uint8Array> {
+    for await (const part of this.spokenPieces(prepared.request, [prepared], signal, stats, { format, tempo })) if ('bytes' in part) yield part.bytes;
   }
 
   /**
@@ -304,13 +323,66 @@ export class SynthesisService {
     stats?: SynthesisStats,
     format: EncodedFormat = request.outputFormat,
   ): AsyncGenerator<Uint8Array> {
-    const pipeline = await this.openPipeline({ toRate: request.sampleRate, encode: { format } });
+    for await (const part of this.spokenPieces(request, pieces, signal, stats, { format })) if ('bytes' in part) yield part.bytes;
+  }
+
+  /**
+   * Text arriving in parts (a socket's request: each part spoken as it comes) as one continuous
+   * byte stream of the request's format, every part one stream to the scheduler; with
+   * `wordTimestamps`, each part's word times follow its audio. Throws InvalidRequestError when the
+   * parts end without any text.
+   */
+  async *spokenParts(
+    resolved: ResolvedSynthesis,
+    texts: AsyncIterable<string>,
+    signal: AbortSignal,
+    stats: SynthesisStats,
+    options: { wordTimestamps: boolean },
+  ): AsyncGenerator<SpokenPart> {
+    const stream = new SynthesisStream();
+    const prepare = (text: string) => this.prepareText(resolved, text, stream);
+    const pieces = async function* () {
+      let count = 0;
+      for await (const text of texts) {
+        count++;
+        yield prepare(text);
+      }
+      if (count === 0) throw new InvalidRequestError('text must contain something to say');
+    };
+    yield* this.spokenPieces(resolved.request, pieces(), signal, stats, options);
+  }
+
+  /**
+   * The pieces through one encoding pipeline. Word times are measured beside the encoder (the
+   * pipeline reports each frame's loudness), so the samples themselves never come back.
+   */
+  private async *spokenPieces(
+    request: SynthesisRequest,
+    pieces: Iterable<PreparedSynthesis> | AsyncIterable<PreparedSynthesis>,
+    signal: AbortSignal,
+    stats: SynthesisStats = { samples: 0 },
+    options: { format?: EncodedFormat; wordTimestamps?: boolean; tempo?: number },
+  ): AsyncGenerator<SpokenPart> {
+    const rate = request.sampleRate;
+    const loudnessFrame = options.wordTimestamps ? { loudnessFrame: loudnessFrameSamples(rate) } : {};
+    const tempo = options.tempo !== undefined && options.tempo !== 1 ? { tempo: options.tempo } : {};
+    // The pieces are one stream to the scheduler unless they name theirs.
+    let stream = new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: options.format ?? request.outputFormat }, ...loudnessFrame, ...tempo }, () => stream, true);
     try {
       for await (const prepared of pieces) {
-        for await (const out of this.process(prepared, pipeline, signal, stats, true)) if (out.bytes?.length) yield out.bytes;
+        stream = prepared.stream ?? stream;
+        const timer = options.wordTimestamps ? new WordTimer(prepared.sentences.join(' '), stats.samples / rate, rate) : undefined;
+        for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, true, timer && ((marks) => timer.engineMarks(marks)))) {
+          timer?.observeLoudness(out.loudness ?? [], out.samples);
+          if (out.bytes?.length) yield { bytes: out.bytes };
+        }
+        if (timer) yield { words: timer.words() };
       }
-      const last = (await pipeline.end()).bytes;
-      if (last?.length) yield last;
+      // With a tempo change, the end holds the stretched audio's tail.
+      const last = await pipeline.end();
+      stats.samples += last.samples;
+      if (last.bytes?.length) yield { bytes: last.bytes };
     } finally {
       pipeline.close();
     }
@@ -319,11 +391,12 @@ export class SynthesisService {
   /** The whole file of /get_speech, encoded while the engine still speaks. */
   async wholeFile(prepared: PreparedSynthesis, options: { wavHeader: boolean }, signal: AbortSignal): Promise<SpeechFile> {
     const rate = prepared.request.sampleRate;
-    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: prepared.request.outputFormat, file: options } });
+    const stream = prepared.stream ?? new SynthesisStream();
+    const pipeline = await this.openPipeline({ toRate: rate, encode: { format: prepared.request.outputFormat, file: options } }, () => stream, false);
     const stats: SynthesisStats = { samples: 0 };
     const parts: Uint8Array[] = [];
     try {
-      for await (const out of this.process(prepared, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
+      for await (const out of this.process({ ...prepared, stream }, pipeline, signal, stats, false)) if (out.bytes?.length) parts.push(out.bytes);
       const last = (await pipeline.end()).bytes;
       if (last?.length) parts.push(last);
     } finally {

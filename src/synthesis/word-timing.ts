@@ -7,6 +7,7 @@
  * An engine that reports where it started each word (eSpeak NG) is taken at its word: each word
  * starts at the first sound at or after its mark and ends with the last sound before the next word.
  */
+import { FrameLoudness } from '../audio/pipeline.js';
 import type { EngineWordMark } from '../engines/types.js';
 
 export interface TimedWord {
@@ -18,6 +19,11 @@ export interface TimedWord {
 
 /** Loudness is measured over frames of this many seconds. */
 const FRAME_SECONDS = 0.01;
+
+/** Samples of one loudness frame at `sampleRate` (what a pipeline's `loudnessFrame` must be for WordTimer). */
+export function loudnessFrameSamples(sampleRate: number): number {
+  return Math.max(1, Math.round(sampleRate * FRAME_SECONDS));
+}
 /** A frame below this fraction of the piece's loudest frame is silence. */
 const SILENCE_RATIO = 0.05;
 /** A pause inside speech shorter than this is a gap between sounds, not a phrase break. */
@@ -37,8 +43,7 @@ export class WordTimer {
   private readonly frameSamples: number;
   /** Mean square per frame. */
   private readonly energy: number[] = [];
-  private partial = 0;
-  private partialCount = 0;
+  private readonly meter: FrameLoudness;
   private samples = 0;
   private marks: EngineWordMark[] | undefined;
 
@@ -51,19 +56,21 @@ export class WordTimer {
     private readonly offsetSeconds: number,
     private readonly sampleRate: number,
   ) {
-    this.frameSamples = Math.max(1, Math.round(sampleRate * FRAME_SECONDS));
+    this.frameSamples = loudnessFrameSamples(sampleRate);
+    this.meter = new FrameLoudness(this.frameSamples);
   }
 
   observe(samples: Float32Array): void {
-    for (const v of samples) {
-      this.partial += v * v;
-      if (++this.partialCount === this.frameSamples) {
-        this.energy.push(this.partial / this.frameSamples);
-        this.partial = 0;
-        this.partialCount = 0;
-      }
-    }
-    this.samples += samples.length;
+    this.observeLoudness(this.meter.push(samples), samples.length);
+  }
+
+  /**
+   * The piece's next `samples` samples, measured elsewhere (a pipeline with `loudnessFrame` of
+   * loudnessFrameSamples(rate), begun with the piece): the frames they complete.
+   */
+  observeLoudness(frames: ArrayLike<number>, samples: number): void {
+    for (let i = 0; i < frames.length; i++) this.energy.push(frames[i]!);
+    this.samples += samples;
   }
 
   /** Where the engine started each word: `start` indexes the text, `seconds` the piece's audio. */

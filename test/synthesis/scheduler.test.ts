@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AbortedError } from '../../src/errors.js';
-import { SynthesisScheduler, SynthesisStream } from '../../src/synthesis/scheduler.js';
+import { outputUrgency, SynthesisScheduler, SynthesisStream, type OutputUrgency } from '../../src/synthesis/scheduler.js';
 
 /** Asks for a slot and records, when granted, the label; the slot is held until release is called. */
 function ask(scheduler: SynthesisScheduler, engine: object, stream: SynthesisStream, label: string, granted: string[], signal?: AbortSignal) {
@@ -105,5 +105,24 @@ describe('SynthesisScheduler', () => {
     release(); // a second call is ignored
     (await next)();
     assert.deepEqual(granted, ['first', 'next']);
+  });
+
+  it("ranks output work as the engine's: a playing stream about to run dry, then first audio, then least slack, then a whole file", () => {
+    const now = 10_000;
+    const playing = (seconds: number) => {
+      const stream = new SynthesisStream();
+      stream.played(seconds, now - 1000); // its first audio one second ago
+      return stream;
+    };
+    const urgencies: [string, OutputUrgency][] = [
+      ['whole file', outputUrgency(playing(3), false, 1, now)],
+      ['20 s ahead', outputUrgency(playing(21), true, 1, now)],
+      ['first audio', outputUrgency(new SynthesisStream(), true, 1, now)],
+      ['4 s ahead', outputUrgency(playing(5), true, 1, now)],
+      ['0.5 s ahead', outputUrgency(playing(1.5), true, 1, now)],
+      ['ran dry', outputUrgency(playing(0.5), true, 1, now)],
+    ];
+    const order = [...urgencies].sort(([, a], [, b]) => a.tier - b.tier || a.slack - b.slack).map(([name]) => name);
+    assert.deepEqual(order, ['ran dry', '0.5 s ahead', 'first audio', '4 s ahead', '20 s ahead', 'whole file']);
   });
 });

@@ -18,14 +18,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { RawData } from 'ws';
-import { createEncoder } from '../../audio/encode.js';
-import { encodeWith } from '../../audio/stream-encode.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
-import { SynthesisStream } from '../../synthesis/scheduler.js';
 import type { ResolvedSynthesis, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { TextFeed } from '../../synthesis/text-feed.js';
-import { WordTimer } from '../../synthesis/word-timing.js';
 import { logWireError, toWireError } from '../plugins/error-mapping.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
@@ -200,25 +196,14 @@ class SynthesisSocket {
     try {
       const resolved = await request.resolved;
       const rate = resolved.request.sampleRate;
-      const stream = new SynthesisStream();
-      const signal = session.closed.signal;
-      // The pieces' audio, one after another; each piece's words are timed once its audio is made.
-      const pcm = async function* () {
-        let pieces = 0;
-        for await (const text of request.feed) {
-          pieces++;
-          const prepared = synthesis.prepareText(resolved, text, stream);
-          const timer = request.wordTimestamps ? new WordTimer(prepared.sentences.join(' '), stats.samples / rate, rate) : undefined;
-          for await (const samples of synthesis.pcm(prepared, signal, stats, timer && ((marks) => timer.engineMarks(marks)))) {
-            timer?.observe(samples);
-            yield samples;
-          }
-          for (const word of timer?.words() ?? []) await send({ status: 'word_timestamp', data: word });
+      // Each piece of text is spoken as it completes; its words are timed once its audio is made.
+      const parts = synthesis.spokenParts(resolved, request.feed, session.closed.signal, stats, { wordTimestamps: request.wordTimestamps });
+      for await (const part of parts) {
+        if ('words' in part) {
+          for (const word of part.words) await send({ status: 'word_timestamp', data: word });
+          continue;
         }
-        if (pieces === 0) throw new InvalidRequestError('text must contain something to say');
-      };
-      const encoder = await createEncoder(resolved.request.outputFormat, rate, 'stream');
-      for await (const bytes of encodeWith(encoder, pcm())) {
+        const { bytes } = part;
         for (let at = 0; at < bytes.length; at += MAX_CHUNK_BYTES) {
           const chunk = bytes.subarray(at, at + MAX_CHUNK_BYTES);
           chunks++;

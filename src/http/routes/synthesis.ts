@@ -101,6 +101,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     const stats: SynthesisStats = { samples: 0 };
     const chunker = new ByteChunker(CHUNK_BYTES);
     let chunks = 0;
+    // base64 stays on the event loop: for 14 s of 24 kHz PCM it takes about 0.5 ms, against about
+    // 10 ms of the stream's other event-loop work (bench:throughput -- --sse-only prints both).
     const chunkEvents = (pieces: Iterable<Uint8Array>) =>
       Array.from(pieces, (chunk) => {
         chunks++;

@@ -22,7 +22,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../../accounts/api-keys.js';
-import { encodeInt16 } from '../../audio/encode.js';
 import type { Config } from '../../config.js';
 import type { Voice } from '../../engines/types.js';
 import { AbortedError } from '../../errors.js';
@@ -455,9 +454,8 @@ class WyomingConnection {
     });
     const format = { rate, width: 2, channels: 1 };
     await this.write('audio-start', format);
-    for await (const samples of synthesis.pcm(prepared, this.abort.signal)) {
-      if (samples.length) await this.write('audio-chunk', format, encodeInt16(samples));
-    }
+    // 16-bit PCM, converted beside the engine (the synthesis output workers).
+    for await (const bytes of synthesis.encodedStream(prepared, this.abort.signal)) await this.write('audio-chunk', format, bytes);
     await this.write('audio-stop');
   }
 }

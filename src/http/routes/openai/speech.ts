@@ -72,10 +72,11 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     const stats = { samples: 0 };
     const format = body.response_format;
     let bytes: AsyncGenerator<Uint8Array>;
-    if (body.speed === engineSpeed && format !== 'aac') {
-      // Resampled and encoded beside the engine (the synthesis output workers).
-      bytes = synthesis.encodedStream(prepared, request.clientGone, stats, format);
+    if (format !== 'aac') {
+      // Resampled, stretched to a speed beyond the engine's and encoded beside the engine (the synthesis output workers).
+      bytes = synthesis.encodedStream(prepared, request.clientGone, stats, format, body.speed / engineSpeed);
     } else {
+      // aac only from ffmpeg, fed from here.
       let pcm = synthesis.pcm(prepared, request.clientGone);
       // The engine's output is bounded by limits.maxOutputSeconds; stretching to speed 0.25 at most doubles it.
       if (body.speed !== engineSpeed) pcm = timeStretch(pcm, body.speed / engineSpeed, OPENAI_SAMPLE_RATE);
@@ -102,7 +103,7 @@ export function openAiSpeechRoutes(options: SpeechRouteOptions) {
     return pipeToSse(request, reply, bytes, {
       stallTimeoutMs: options.writeStallTimeoutMs,
       what: 'speech',
-      events: (piece) => [event({ type: 'speech.audio.delta', audio: Buffer.from(piece).toString('base64') })],
+      events: (piece) => [event({ type: 'speech.audio.delta', audio: Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64') })],
       // No `usage`: Parley counts no tokens, and made-up numbers would mislead a client that bills by them.
       end: () => [event({ type: 'speech.audio.done', audio_seconds: Math.round((stats.samples / OPENAI_SAMPLE_RATE) * 1000) / 1000 })],
       error: (err) => {
