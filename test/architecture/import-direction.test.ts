@@ -147,6 +147,17 @@ describe('import direction', () => {
     assert.deepEqual(violations(imports, RANKS), []);
   });
 
+  it("engines/inference (code run inside the inference processes) never imports engines/server (the server process's adapters)", () => {
+    const srcDir = path.join(repoRoot, 'src');
+    const inference = path.join(srcDir, 'engines', 'inference') + path.sep;
+    const server = path.join(srcDir, 'engines', 'server') + path.sep;
+    const crossing = relativeImports(srcDir)
+      .filter(({ file, target }) => file.startsWith(inference) && target.startsWith(server))
+      .map(({ file, specifier }) => `${path.relative(repoRoot, file)} imports ${specifier}`);
+    assert.ok(relativeImports(srcDir).some(({ file }) => file.startsWith(inference)), 'the scan found the inference modules');
+    assert.deepEqual(crossing, []);
+  });
+
   it('no chain of imports in src/ comes back to the module it started from', () => {
     const srcDir = path.join(repoRoot, 'src');
     const graph = new Map<string, string[]>();

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parentPort, threadId } from 'node:worker_threads';
-import { dropHotwordsFile, hotwordsFile } from '../server/sherpa-hotwords.js';
+import { dropHotwordsFile, hotwordsFile } from '../sherpa-hotwords.js';
 import type {
   DiarizeResult,
   DiarizeTask,

@@ -7,7 +7,7 @@
 import { EngineError, ModelPackError, ParleyError } from '../../errors.js';
 import { requireCapability, type EnginePack } from '../capabilities.js';
 import type { SherpaOfflineRecognizerConfig, SherpaOfflineResult } from '../sherpa-onnx.js';
-import { hotwordLines, tokensAreUpperCase } from './sherpa-hotwords.js';
+import { hotwordLines, tokensAreUpperCase } from '../sherpa-hotwords.js';
 import { modelKey } from './sherpa-pack-files.js';
 import type { TaskRunner } from '../sherpa-tasks.js';
 import type { RecognizedSegment, Recognizer } from '../types.js';

@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { requireCapability, type EnginePack } from '../capabilities.js';
-import { hotwordLines, tokensAreUpperCase } from './sherpa-hotwords.js';
+import { hotwordLines, tokensAreUpperCase } from '../sherpa-hotwords.js';
 import { modelKey } from './sherpa-pack-files.js';
 import type { SherpaOnlineRecognizerConfig } from '../sherpa-onnx.js';
 import type { OnlineAsrResult, OnlineStreamTask, PoolTask, TaskRunner } from '../sherpa-tasks.js';

@@ -5,7 +5,7 @@
  */
 import type { EngineBuildOptions, EngineTraits } from '../../engines/capabilities.js';
 import type { ModelPack } from '../model-pack.js';
-import { bpeVocabOf } from '../../engines/server/sherpa-hotwords.js';
+import { bpeVocabOf } from '../../engines/sherpa-hotwords.js';
 import type { SherpaOfflineRecognizerConfig } from '../../engines/sherpa-onnx.js';
 import { requirePackFiles, type KindDefinition } from './family.js';
 

@@ -1,7 +1,7 @@
 /** icefall zipformer (and other k2) models: streaming and offline transducers, and CTC. */
 import type { KindDefinition } from './family.js';
 import type { ModelPack } from '../model-pack.js';
-import { bpeVocabOf } from '../../engines/server/sherpa-hotwords.js';
+import { bpeVocabOf } from '../../engines/sherpa-hotwords.js';
 import type { SherpaOnlineRecognizerConfig } from '../../engines/sherpa-onnx.js';
 import { ASR_SAMPLE_RATE, offlineAsrKind, offlineTransducerKind, transducerHotwords } from './asr-kinds.js';
 import { defineFamily, requirePackFiles } from './family.js';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Hotword } from '../types.js';
+import type { Hotword } from './types.js';
 
 const CACHE_DIR = path.join(tmpdir(), `parley-sherpa-hotwords-${process.getuid?.() ?? 'user'}`);
 

@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../../src/engines/server/sherpa-hotwords.js';
-import { resample } from '../../../src/audio/resample.js';
-import type { PoolTask, TaskRunner } from '../../../src/engines/sherpa-tasks.js';
-import { createOnlineRecognizer } from '../../../src/engines/server/sherpa-online-recognizer.js';
-import { createWorkerPool } from '../../../src/engines/inference/worker-pool.js';
-import { REAL_TEST_MODELS, needs, sharedModel } from '../../helpers/models.js';
-import { loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from '../stt-fixtures.js';
-import type { ModelPack } from '../../../src/models/model-pack.js';
-import { enginePackAs } from '../../../src/models/families/index.js';
+import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
+import { resample } from '../../src/audio/resample.js';
+import type { PoolTask, TaskRunner } from '../../src/engines/sherpa-tasks.js';
+import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
+import { createWorkerPool } from '../../src/engines/inference/worker-pool.js';
+import { REAL_TEST_MODELS, needs, sharedModel } from '../helpers/models.js';
+import { loadCorpusAudio, streamingEnglishEngine, streamingEnglishPack } from './stt-fixtures.js';
+import type { ModelPack } from '../../src/models/model-pack.js';
+import { enginePackAs } from '../../src/models/families/index.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.STREAMING_ENGLISH] });
 
