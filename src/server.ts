@@ -130,7 +130,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
           warmed.push(...((await decodeWorkers?.warmUp(uploads)) ?? []).map((n) => `decode worker ${n}`));
           await engines.espeak.warmUp();
           warmed.push('espeak-ng');
-          if (synthesis) warmed.push(...(await warmUpSynthesis(synthesis, voices, config.synthesis.espeakWorkers, config.synthesis.warmUpRounds)));
+          if (synthesis) warmed.push(...(await warmUpSynthesis(synthesis, voices, config.synthesis.espeakWorkers, config.synthesis.warmUpRounds, config.synthesis.outputWorkers)));
           return warmed;
         }));
     let warmedUp = Promise.resolve();

@@ -42,7 +42,7 @@ describe('warm start', () => {
     }
   });
 
-  it('is ready only once every decode thread has warmed its decoders and eSpeak has spoken in each voice variant', async () => {
+  it('is ready only once every decode thread has warmed its decoders, eSpeak has spoken in each voice variant and real speech has streamed in every format', async () => {
     const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 }, synthesis: { warmUpRounds: 1 } } });
     try {
       await s.server.warmedUp;
@@ -53,6 +53,7 @@ describe('warm start', () => {
         assert.ok(codecs.warmed.includes(`decode worker ${name}`), `${name}: ${codecs.warmed.join(', ')}`);
       }
       for (const voice of ['espeak-en-us-male', 'espeak-en-us-female']) assert.ok(codecs.warmed.includes(`synthesis ${voice}`), `${voice}: ${codecs.warmed.join(', ')}`);
+      for (const format of ['pcm', 'wav', 'mp3', 'mulaw', 'opus', 'flac']) assert.ok(codecs.warmed.includes(`synthesis stream ${format}`), `${format}: ${codecs.warmed.join(', ')}`);
     } finally {
       await s.close();
     }

@@ -1,5 +1,8 @@
 /** The synthesis use case over the voice registry, the pronunciation dictionaries and the account's clones. */
+import type { EncodedFormat } from '../audio/pipeline.js';
+import { outputFormats } from '../audio/pcm.js';
 import type { Config } from '../config.js';
+import type { Voice } from '../engines/types.js';
 import { voiceListRequest } from '../http/routes/voices.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
 import { OutputWorkers } from '../synthesis/output-workers.js';
@@ -43,32 +46,43 @@ const WARM_UP_TEXT =
  * `workers` at once so that every eSpeak worker speaks part of each, `rounds` times over
  * (config.synthesis.warmUpRounds). Measured on a loaded machine, a server's first request cost
  * 620 ms of CPU without this and 300–420 ms with two or three rounds (a tenth: 85–180 ms): it
- * halves the gap, it does not close it. Resolves with the voices it spoke; nothing without eSpeak voices.
+ * halves the gap, it does not close it. Then the paragraph is streamed once in every encoded
+ * format through every output thread (`outputThreads` at once): the encoders' own warm-up runs on a
+ * synthetic sound, and libFLAC (asm.js) met real speech as new code to optimise, so the first FLAC
+ * response cost its output thread 70–80 ms of CPU where later ones cost 40–50 ms. Resolves with
+ * the voices it spoke and the formats it streamed; nothing without eSpeak voices.
  */
-export async function warmUpSynthesis(service: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number): Promise<string[]> {
+export async function warmUpSynthesis(service: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number, outputThreads = 1): Promise<string[]> {
   if (rounds === 0) return [];
   const english = voices.list('tts-v2').filter((v) => v.engine === 'espeak-ng' && v.languages.includes('en'));
   const spoken = english.filter((v, i) => english.findIndex((w) => w.gender === v.gender) === i);
   const signal = new AbortController().signal;
+  const prepare = (voice: Voice) =>
+    service.prepare({
+      accountId: 'warm-up',
+      model: 'tts-v2',
+      text: WARM_UP_TEXT,
+      voiceId: voice.id,
+      sampleRate: 24_000,
+      speed: 1,
+      language: 'auto',
+      outputFormat: 'wav',
+      pronunciationDicts: [],
+    });
   for (const voice of spoken) {
     for (let round = 0; round < rounds; round++) {
+      await Promise.all(Array.from({ length: workers }, async () => service.wholeFile(await prepare(voice), { wavHeader: true }, signal)));
+    }
+  }
+  const formats: EncodedFormat[] = [...outputFormats, 'opus', 'flac'];
+  if (spoken[0]) {
+    for (const format of formats) {
       await Promise.all(
-        Array.from({ length: workers }, async () => {
-          const prepared = await service.prepare({
-            accountId: 'warm-up',
-            model: 'tts-v2',
-            text: WARM_UP_TEXT,
-            voiceId: voice.id,
-            sampleRate: 24_000,
-            speed: 1,
-            language: 'auto',
-            outputFormat: 'wav',
-            pronunciationDicts: [],
-          });
-          await service.wholeFile(prepared, { wavHeader: true }, signal);
+        Array.from({ length: Math.max(workers, outputThreads) }, async () => {
+          for await (const bytes of service.encodedStream(await prepare(spoken[0]!), signal, undefined, format)) void bytes;
         }),
       );
     }
   }
-  return spoken.map((voice) => `synthesis ${voice.id}`);
+  return [...spoken.map((voice) => `synthesis ${voice.id}`), ...(spoken[0] ? formats.map((f) => `synthesis stream ${f}`) : [])];
 }
