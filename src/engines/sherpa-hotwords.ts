@@ -8,7 +8,7 @@
  *   in its config; those files are named by their content, one folder per owner.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Hotword } from './types.js';
@@ -131,4 +131,45 @@ export function dropHotwordsFile(file: string): void {
 
 export function dropHotwordsFiles(owner: string): void {
   rmSync(path.join(CACHE_DIR, ownerFolder(owner)), { recursive: true, force: true });
+}
+
+/** An owner name for the hotwords files of one thread of this process (see dropDeadProcessesFiles). */
+export function processOwner(thread: number): string {
+  return `process-${process.pid}-${thread}`;
+}
+
+/**
+ * Removes the folders of owners named by processOwner whose process is gone: a process killed
+ * (or ended before its threads cleaned up) leaves its folder behind, and pids are not reused soon.
+ */
+export function dropDeadProcessesFiles(): void {
+  dropProcessFolders((pid) => !processAlive(pid));
+}
+
+/** Removes the folders of this process's threads (at its exit). */
+export function dropThisProcessFiles(): void {
+  dropProcessFolders((pid) => pid === process.pid);
+}
+
+function dropProcessFolders(gone: (pid: number) => boolean): void {
+  let names: string[];
+  try {
+    names = readdirSync(CACHE_DIR);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^hotwords-process-(\d+)-\d+$/.exec(name)?.[1];
+    if (pid && gone(Number(pid))) rmSync(path.join(CACHE_DIR, name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

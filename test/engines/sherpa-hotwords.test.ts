@@ -1,9 +1,10 @@
 /** What sherpa needs to boost keywords: the vocabulary derived from bpe.model, and the hotwords lines and files. */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { bpeVocabFromModel, bpeVocabOf, dropHotwordsFiles, hotwordLines, hotwordsFile, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
+import { bpeVocabFromModel, bpeVocabOf, dropDeadProcessesFiles, dropHotwordsFiles, hotwordLines, hotwordsFile, processOwner, tokensAreUpperCase } from '../../src/engines/sherpa-hotwords.js';
 import { resample } from '../../src/audio/resample.js';
 import type { PoolTask, TaskRunner } from '../../src/engines/sherpa-tasks.js';
 import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-recognizer.js';
@@ -52,9 +53,32 @@ function workerFiles(): string[] {
   const cacheDir = path.dirname(path.dirname(probe));
   dropHotwordsFiles('probe');
   return readdirSync(cacheDir)
-    .filter((dir) => dir.startsWith(`hotwords-worker-${process.pid}-`))
+    .filter((dir) => dir.startsWith(`hotwords-process-${process.pid}-`))
     .flatMap((dir) => readdirSync(path.join(cacheDir, dir)).map((name) => readFileSync(path.join(cacheDir, dir, name), 'utf8')));
 }
+
+/** The hotwords folders of this process's threads. */
+function workerFolders(): string[] {
+  const probe = hotwordsFile(['PROBE :1'], 'probe');
+  dropHotwordsFiles('probe');
+  return readdirSync(path.dirname(path.dirname(probe))).filter((dir) => dir.startsWith(`hotwords-process-${process.pid}-`));
+}
+
+describe('hotwords folders of processes that are gone', () => {
+  it('are removed, while those of live processes stay', () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const deadFile = hotwordsFile(['GONE :1'], `process-${dead}-1`);
+    const liveFile = hotwordsFile(['HERE :1'], processOwner(1));
+    try {
+      dropDeadProcessesFiles();
+      assert.equal(existsSync(deadFile), false, 'the folder of a process that ended');
+      assert.equal(existsSync(liveFile), true, "this process's own");
+    } finally {
+      dropHotwordsFiles(`process-${dead}-1`);
+      dropHotwordsFiles(processOwner(1));
+    }
+  });
+});
 
 describe('a streaming recogniser with hotwords (sherpa, worker pool)', { skip: NEEDS || needs({ corpus: true }) }, () => {
   it('decodes every keyword list on one boosting model, the list given to each stream, and boosts a word the plain decode misses', async () => {
@@ -129,6 +153,7 @@ describe('a streaming recogniser with hotwords from a file (the fallback where s
       await recognizer.close();
       await pool.close();
     }
+    assert.deepEqual(workerFolders(), [], 'a thread that ends removes its folder');
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AbortedError, ModelPackError, OverloadedError } from '../../errors.js';
+import { dropThisProcessFiles } from '../sherpa-hotwords.js';
 import { InferenceCore } from './inference-core.js';
 import type { HostHealth, HostReply, HostRequest, HostSettings, TaskFailure } from '../inference-protocol.js';
 
@@ -67,6 +68,9 @@ process.on('message', (request: HostRequest) => {
       return;
   }
 });
+
+// Hotwords files its threads wrote for their models (only where per-stream hotwords are unavailable).
+process.on('exit', dropThisProcessFiles);
 
 // The supervisor closed the channel (it is shutting down, or died): finish nothing, leave.
 process.on('disconnect', () => {

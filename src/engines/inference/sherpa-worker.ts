@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parentPort, threadId } from 'node:worker_threads';
-import { dropHotwordsFile, hotwordsFile } from '../sherpa-hotwords.js';
+import { dropDeadProcessesFiles, dropHotwordsFile, hotwordsFile, processOwner } from '../sherpa-hotwords.js';
 import type {
   DiarizeResult,
   DiarizeTask,
@@ -142,7 +142,7 @@ function openWithHotwords(task: OnlineAsrTask | OnlineStreamTask, hotwords: stri
   const key = `${task.key}\0${hotwords}`;
   let entry = fileHotwordsModels.find((m) => m.key === key);
   if (entry) fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);
-  else entry = { key, file: hotwordsFile(hotwords.split('/'), `worker-${process.pid}-${threadId}`) };
+  else entry = { key, file: hotwordsFile(hotwords.split('/'), hotwordsOwner()) };
   fileHotwordsModels.push(entry);
   for (const old of fileHotwordsModels.splice(0, Math.max(0, fileHotwordsModels.length - FILE_HOTWORDS_MODELS))) {
     models.delete(old.key);
@@ -150,6 +150,17 @@ function openWithHotwords(task: OnlineAsrTask | OnlineStreamTask, hotwords: stri
   }
   const recognizer = onlineRecognizer(task, key, { ...task.config, hotwordsFile: entry.file });
   return { recognizer, stream: recognizer.createStream(), free: () => undefined };
+}
+
+let sweptDeadFolders = false;
+
+/** This thread's owner name for hotwords files (the pool removes its folder when the thread ends); the first call clears dead processes' folders. */
+function hotwordsOwner(): string {
+  if (!sweptDeadFolders) {
+    sweptDeadFolders = true;
+    dropDeadProcessesFiles();
+  }
+  return processOwner(threadId);
 }
 
 function openStream(task: OnlineAsrTask | OnlineStreamTask): OpenStream {

@@ -20,6 +20,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { AbortedError, EngineError, ModelPackError, OverloadedError } from '../../errors.js';
+import { dropHotwordsFiles, processOwner } from '../sherpa-hotwords.js';
 import { isStreamTask, NO_RECOGNITION, type OnlineStreamTask, type PoolTask, type SubmitOptions, type TaskProgress, type TaskResults, type TaskRunner, type WorkerReply, type WorkerRequest } from '../sherpa-tasks.js';
 import { startWorkerThread } from '../spawn.js';
 
@@ -273,6 +274,9 @@ export class WorkerPool implements TaskRunner<PoolTask> {
     };
     thread.on('error', (error) => onDeath(`crashed (${error.message})`));
     thread.on('exit', (code) => onDeath(`exited with code ${code}`));
+    // Hotwords files the thread wrote (only where streams cannot take hotwords): its folder goes with it.
+    const hotwordsOwner = processOwner(thread.threadId);
+    thread.once('exit', () => dropHotwordsFiles(hotwordsOwner));
     return worker;
   }
 
