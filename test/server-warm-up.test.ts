@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
+import { freePort } from './helpers/server-process.js';
 import { startTestServer } from './helpers/server.js';
 
 describe('warm start', () => {
@@ -43,7 +44,8 @@ describe('warm start', () => {
   });
 
   it('is ready only once every decode thread has warmed its decoders, eSpeak has spoken in each voice variant and real speech has streamed in every format', async () => {
-    const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 }, synthesis: { warmUpRounds: 1 } } });
+    const metricsPort = await freePort();
+    const s = await startTestServer({ engines: true, config: { logLevel: 'silent', transcription: { decodeWorkers: 2 }, synthesis: { warmUpRounds: 1 }, metrics: { port: metricsPort } } });
     try {
       await s.server.warmedUp;
       const res = await s.api('/readyz');
@@ -54,6 +56,16 @@ describe('warm start', () => {
       }
       for (const voice of ['espeak-en-us-male', 'espeak-en-us-female']) assert.ok(codecs.warmed.includes(`synthesis ${voice}`), `${voice}: ${codecs.warmed.join(', ')}`);
       for (const format of ['pcm', 'wav', 'mp3', 'mulaw', 'opus', 'flac']) assert.ok(codecs.warmed.includes(`synthesis stream ${format}`), `${format}: ${codecs.warmed.join(', ')}`);
+
+      // No client asked for the warm-up's audio: the metrics count only what clients get.
+      const audioSeries = /^parley_tts_audio_seconds_total\{[^}]*\} (\S+)$/m;
+      const metrics = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.doesNotMatch(await metrics(), audioSeries);
+      const speech = await s.api('/api/v1/tts-v2/get_speech', { method: 'POST', json: { text: 'Hello there.', voice_id: 'espeak-en-us-female' } });
+      assert.equal(speech.status, 200);
+      await speech.arrayBuffer();
+      const seconds = Number(audioSeries.exec(await metrics())?.[1]);
+      assert.ok(seconds > 0.3 && seconds < 3, `one short sentence counted: ${seconds}`);
     } finally {
       await s.close();
     }

@@ -52,8 +52,10 @@ const WARM_UP_TEXT =
  * response cost its output thread 70–80 ms of CPU where later ones cost 40–50 ms. Resolves with
  * the voices it spoke and the formats it streamed; nothing without eSpeak voices.
  */
-export async function warmUpSynthesis(service: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number, outputThreads = 1): Promise<string[]> {
+export async function warmUpSynthesis(observed: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number, outputThreads = 1): Promise<string[]> {
   if (rounds === 0) return [];
+  // No client asked for this audio: it stays out of the metrics.
+  const service = observed.unobserved();
   const english = voices.list('tts-v2').filter((v) => v.engine === 'espeak-ng' && v.languages.includes('en'));
   const spoken = english.filter((v, i) => english.findIndex((w) => w.gender === v.gender) === i);
   const signal = new AbortController().signal;

@@ -121,6 +121,11 @@ export class SynthesisService {
     this.limits = { ...defaultLimits, ...deps.limits };
   }
 
+  /** This service without its observer, sharing everything else (scheduler, output workers): for work no client asked for, such as the warm-up. */
+  unobserved(): SynthesisService {
+    return new SynthesisService({ ...this.deps, observer: undefined });
+  }
+
   /** Runs every output encoder once in each output worker, so the first response of a format is not the one to compile it. */
   async warmUp(): Promise<string[]> {
     return (await this.deps.output?.warmUp()) ?? [];
