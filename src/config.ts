@@ -216,7 +216,7 @@ export const ConfigSchema = Type.Object({
     // pieces can still pass it, not in the engine's own queue.
     workersPerEngine: fromCores(cores, 'the cores', 'sentences one TTS engine works on at once across all streams; more wait in the scheduler (first pieces first, then playing streams about to run dry, then fair sharing)'),
     outputWorkers: fromCores(cores, 'the cores', 'worker threads that resample and encode synthesis output, so the event loop only moves finished buffers; `0` does that work on the event loop', 0),
-    warmUpRounds: integer(2, 'times, at start, each eSpeak worker speaks a short real paragraph in a male and a female voice before `/readyz` is ready (V8 optimises eSpeak only as it runs: without it a first request costs several times a later one), then streams it once in every encoded format through every output worker; `0` leaves only one short sentence per worker and the encoders’ own warm-up'),
+    warmUpRounds: integer(2, 'times, at start, each eSpeak worker speaks a short real paragraph in a male and a female voice before `/readyz` is ready (V8 optimises eSpeak only as it runs: without it a first request costs several times a later one), then streams its first sentence once in every encoded format through every output worker; `0` leaves only one short sentence per worker and the encoders’ own warm-up'),
     outputCallsInFlight: integer(2, 'calls one output worker thread is given at a time; the rest wait on the event loop and the most urgent goes next (a playing stream about to run dry, then first audio, then least slack): more keeps a thread busier between calls, fewer lets urgent work pass sooner', { minimum: 1 }),
   }),
   /**

@@ -35,8 +35,9 @@ export function buildSynthesis(
  * took 560 ms of CPU where later ones took 55–100 ms; six real sentences of the male voice first
  * left it at 420–560 ms, six of the female voice brought it to 78 ms.
  */
+const WARM_UP_FIRST_SENTENCE = 'At 7:45 on Tuesday morning, the three engineers met Dr. Patel in room 204 to go over the plans.';
 const WARM_UP_TEXT =
-  'At 7:45 on Tuesday morning, the three engineers met Dr. Patel in room 204 to go over the plans. ' +
+  `${WARM_UP_FIRST_SENTENCE} ` +
   'Would the new bridge, rated for forty tonnes, really open before the first snow of winter? ' +
   'Nobody could say for certain; the weather, cold, wet and unpredictable, kept changing everything.';
 
@@ -46,11 +47,12 @@ const WARM_UP_TEXT =
  * `workers` at once so that every eSpeak worker speaks part of each, `rounds` times over
  * (config.synthesis.warmUpRounds). Measured on a loaded machine, a server's first request cost
  * 620 ms of CPU without this and 300–420 ms with two or three rounds (a tenth: 85–180 ms): it
- * halves the gap, it does not close it. Then the paragraph is streamed once in every encoded
- * format through every output thread (`outputThreads` at once): the encoders' own warm-up runs on a
- * synthetic sound, and libFLAC (asm.js) met real speech as new code to optimise, so the first FLAC
- * response cost its output thread 70–80 ms of CPU where later ones cost 40–50 ms. Resolves with
- * the voices it spoke and the formats it streamed; nothing without eSpeak voices.
+ * halves the gap, it does not close it. Then its first sentence (5 s of speech) is streamed once
+ * in every encoded format through every output thread (as many streams at once as there are
+ * threads): the encoders' own warm-up runs on a synthetic sound, and libFLAC (asm.js) met real
+ * speech as new code to optimise, so the first FLAC response cost its output thread 70–80 ms of
+ * CPU where later ones cost 40–50 ms. Resolves with the voices it spoke and the formats it
+ * streamed; nothing without eSpeak voices.
  */
 export async function warmUpSynthesis(observed: SynthesisService, voices: VoiceRegistry, workers: number, rounds: number, outputThreads = 1): Promise<string[]> {
   if (rounds === 0) return [];
@@ -59,11 +61,11 @@ export async function warmUpSynthesis(observed: SynthesisService, voices: VoiceR
   const english = voices.list('tts-v2').filter((v) => v.engine === 'espeak-ng' && v.languages.includes('en'));
   const spoken = english.filter((v, i) => english.findIndex((w) => w.gender === v.gender) === i);
   const signal = new AbortController().signal;
-  const prepare = (voice: Voice) =>
+  const prepare = (voice: Voice, text = WARM_UP_TEXT) =>
     service.prepare({
       accountId: 'warm-up',
       model: 'tts-v2',
-      text: WARM_UP_TEXT,
+      text,
       voiceId: voice.id,
       sampleRate: 24_000,
       speed: 1,
@@ -81,7 +83,7 @@ export async function warmUpSynthesis(observed: SynthesisService, voices: VoiceR
     for (const format of formats) {
       await Promise.all(
         Array.from({ length: Math.max(workers, outputThreads) }, async () => {
-          for await (const bytes of service.encodedStream(await prepare(spoken[0]!), signal, undefined, format)) void bytes;
+          for await (const bytes of service.encodedStream(await prepare(spoken[0]!, WARM_UP_FIRST_SENTENCE), signal, undefined, format)) void bytes;
         }),
       );
     }
