@@ -30,6 +30,13 @@ interface TaskBase {
   key: string;
 }
 
+/**
+ * Between a model's key and what a variant of it changes (a VAD threshold, a hotwords file): a
+ * variant is built from the same files with other settings, and unloading the model's key
+ * unloads its variants too.
+ */
+export const VARIANT_SEPARATOR = '\0';
+
 interface AudioTaskBase extends TaskBase {
   /** Mono samples at the model's rate. A copy is sent; the caller keeps its array. */
   samples: Float32Array;

@@ -163,16 +163,22 @@ export interface Punctuator {
   close(): Promise<void>;
 }
 
+export interface VadOptions {
+  signal?: AbortSignal;
+  /** Speech probability (0–1) a window must pass to count as speech; the detector's own default without it. */
+  threshold?: number;
+}
+
 export interface VoiceActivityDetector {
   readonly sampleRate: number;
   /** Speech spans in seconds, ordered, non-overlapping. */
-  detect(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<TimeSpan[]>;
+  detect(samples: Float32Array, options?: VadOptions): Promise<TimeSpan[]>;
   close(): Promise<void>;
 }
 
 /** A VAD that also yields spans while it works, so recognition can start before the scan ends. */
 export interface StreamingVoiceActivityDetector extends VoiceActivityDetector {
-  detectStream(samples: Float32Array, options?: { signal?: AbortSignal }): AsyncIterable<TimeSpan>;
+  detectStream(samples: Float32Array, options?: VadOptions): AsyncIterable<TimeSpan>;
 }
 
 /** One class of an AudioSet tagger's output. */

@@ -39,6 +39,8 @@ export interface StreamingOptions {
   tickSeconds?: number;
   /** Audio kept before detected speech (the VAD fires a little late); default 0.25 s. */
   leadSeconds?: number;
+  /** Speech probability the VAD must pass (its own default without it). */
+  vadThreshold?: number;
   /** Shared by every session of the server; without it every partial runs. */
   partialBudget?: PartialBudget;
   /** Keywords to boost, for recognisers that can (sherpa hotwords). */
@@ -246,7 +248,7 @@ export class StreamingTranscription {
     const end = this.received;
     const from = Math.max(this.audio.start, this.scanned - OVERLAP_SECONDS * rate);
     if (end > from) {
-      const spans = await this.engines.vad.detect(this.audio.slice(from, end), { signal });
+      const spans = await this.engines.vad.detect(this.audio.slice(from, end), { signal, threshold: this.options.vadThreshold });
       for (const span of spans) {
         const spanStart = from + Math.round(span.start * rate);
         const spanEnd = from + Math.round(span.end * rate);

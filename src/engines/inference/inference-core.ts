@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs';
 import { AbortedError, EngineError, ModelPackError } from '../../errors.js';
 import {
+  VARIANT_SEPARATOR,
   isPoolTask,
   type InferenceTask,
   type OfflineAsrTask,
@@ -48,7 +49,8 @@ export class InferenceCore implements TaskRunner {
 
   submit<K extends InferenceTask>(task: K, options: SubmitOptions<TaskProgress[K['kind']]> = {}): Promise<TaskResults[K['kind']]> {
     if (this.closed) return Promise.reject(new EngineError('inference is shutting down'));
-    this.keys.add(task.key);
+    // A variant (another VAD threshold) is held under its model's key: health lists models, not settings.
+    this.keys.add(task.key.split(VARIANT_SEPARATOR)[0]!);
     if (isPoolTask(task)) return (this.pool.submit.bind(this.pool) as TaskRunner['submit'])(task, options);
     let run: Promise<unknown>;
     switch (task.kind) {

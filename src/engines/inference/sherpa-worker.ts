@@ -23,7 +23,7 @@ import type {
   WorkerReply,
   WorkerRequest,
 } from '../sherpa-tasks.js';
-import { NO_RECOGNITION } from '../sherpa-tasks.js';
+import { NO_RECOGNITION, VARIANT_SEPARATOR } from '../sherpa-tasks.js';
 import {
   loadSherpaOnnx,
   type SherpaOfflinePunctuationConfig,
@@ -73,7 +73,20 @@ function loadModel<M>(key: string, files: string[], build: (s: SherpaOnnx) => M)
   }
 }
 
+/**
+ * VADs built with another threshold than their pack's (keys holding VARIANT_SEPARATOR), newest
+ * last: a Silero VAD is small, but a client choosing the threshold must not make a thread hold
+ * one per value.
+ */
+const vadVariants: string[] = [];
+const VAD_THRESHOLD_VARIANTS = 4;
+
 function runVad(task: VadTask, cancelled: () => boolean, report: (data: VadResult) => void): VadResult {
+  if (task.key.includes(VARIANT_SEPARATOR)) {
+    if (vadVariants.includes(task.key)) vadVariants.splice(vadVariants.indexOf(task.key), 1);
+    vadVariants.push(task.key);
+    for (const old of vadVariants.splice(0, Math.max(0, vadVariants.length - VAD_THRESHOLD_VARIANTS))) models.delete(old);
+  }
   const vad = loadModel(task.key, [task.config.sileroVad.model], (s) => new s.Vad(task.config, task.bufferSeconds));
   vad.clear();
   vad.reset();
@@ -116,7 +129,7 @@ function onlineRecognizer(task: OnlineAsrTask | OnlineStreamTask, key = task.key
 
 /**
  * Recognisers loaded with one keyword list each (the fallback below), newest last: at most
- * FILE_HOTWORDS_MODELS per thread, each under its task's key + "\0" + its list.
+ * FILE_HOTWORDS_MODELS per thread, each under its task's key + VARIANT_SEPARATOR + its list.
  */
 const fileHotwordsModels: Array<{ key: string; file: string }> = [];
 const FILE_HOTWORDS_MODELS = 2;
@@ -139,7 +152,7 @@ function openWithHotwords(task: OnlineAsrTask | OnlineStreamTask, hotwords: stri
     fallbackLogged = true;
     console.warn(`parley: per-stream hotwords unavailable (${unavailable}); each new keyword list loads its own streaming model`);
   }
-  const key = `${task.key}\0${hotwords}`;
+  const key = `${task.key}${VARIANT_SEPARATOR}${hotwords}`;
   let entry = fileHotwordsModels.find((m) => m.key === key);
   if (entry) fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);
   else entry = { key, file: hotwordsFile(hotwords.split('/'), hotwordsOwner()) };
@@ -282,10 +295,15 @@ port.on('message', (request: WorkerRequest) => {
   if (request.type === 'unload') {
     // sherpa frees the native model when the wrapper is collected (the C-bound one likewise).
     models.delete(request.key);
-    for (const entry of fileHotwordsModels.filter((m) => m.key.startsWith(`${request.key}\0`))) {
+    const variant = `${request.key}${VARIANT_SEPARATOR}`;
+    for (const entry of fileHotwordsModels.filter((m) => m.key.startsWith(variant))) {
       fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);
       models.delete(entry.key);
       dropHotwordsFile(entry.file);
+    }
+    for (const key of vadVariants.filter((k) => k.startsWith(variant))) {
+      vadVariants.splice(vadVariants.indexOf(key), 1);
+      models.delete(key);
     }
     return;
   }

@@ -8,10 +8,13 @@
 import { AbortedError } from '../../errors.js';
 import { requireCapability, type EnginePack } from '../capabilities.js';
 import { modelKey } from './sherpa-pack-files.js';
-import type { PoolTask, TaskRunner } from '../sherpa-tasks.js';
-import type { StreamingVoiceActivityDetector, TimeSpan } from '../types.js';
+import { VARIANT_SEPARATOR, type PoolTask, type TaskRunner } from '../sherpa-tasks.js';
+import type { StreamingVoiceActivityDetector, TimeSpan, VadOptions } from '../types.js';
 
 const SAMPLE_RATE = 16_000;
+/** The thresholds sherpa's Silero VAD takes: above 0.01, below 1. */
+const MIN_THRESHOLD = 0.02;
+const MAX_THRESHOLD = 0.99;
 
 export function createSherpaVad(pool: TaskRunner<PoolTask>, pack: EnginePack<'vad'>): StreamingVoiceActivityDetector {
   requireCapability(pack, 'vad', 'a VAD');
@@ -20,7 +23,20 @@ export function createSherpaVad(pool: TaskRunner<PoolTask>, pack: EnginePack<'va
   const bufferSeconds = 2 * config.sileroVad.maxSpeechDuration + 10;
   const toSpan = ([start, end]: [number, number]): TimeSpan => ({ start: start / SAMPLE_RATE, end: end / SAMPLE_RATE });
 
-  async function* detectStream(samples: Float32Array, opts: { signal?: AbortSignal } = {}): AsyncGenerator<TimeSpan> {
+  /**
+   * The task's model: the pack's, or for another threshold a variant of it (sherpa fixes the
+   * threshold when it builds a VAD). Thresholds are rounded to hundredths within what sherpa
+   * accepts (it builds no VAD at all for 0.01 or 1), and the inference threads keep only a few
+   * variants each (VAD_THRESHOLD_VARIANTS), so clients cannot make the server hold a model per value.
+   */
+  function taskModel(threshold: number | undefined): { key: string; config: typeof config } {
+    if (threshold === undefined || !Number.isFinite(threshold)) return { key, config };
+    const rounded = Math.round(Math.min(MAX_THRESHOLD, Math.max(MIN_THRESHOLD, threshold)) * 100) / 100;
+    if (rounded === config.sileroVad.threshold) return { key, config };
+    return { key: `${key}${VARIANT_SEPARATOR}threshold=${rounded}`, config: { ...config, sileroVad: { ...config.sileroVad, threshold: rounded } } };
+  }
+
+  async function* detectStream(samples: Float32Array, opts: VadOptions = {}): AsyncGenerator<TimeSpan> {
     const controller = new AbortController();
     const forward = () => controller.abort();
     opts.signal?.addEventListener('abort', forward, { once: true });
@@ -31,7 +47,7 @@ export function createSherpaVad(pool: TaskRunner<PoolTask>, pack: EnginePack<'va
     let failure: Error | undefined;
     const done = pool
       .submit(
-        { kind: 'vad', key, config, bufferSeconds, samples },
+        { kind: 'vad', ...taskModel(opts.threshold), bufferSeconds, samples },
         {
           signal: controller.signal,
           onProgress: ({ spans }) => {

@@ -58,6 +58,25 @@ describe('Silero VAD (sherpa, worker pool)', { skip: NEEDS }, () => {
     for (const s of spans) assert.ok(turns.some((t) => s.start < t.end && s.end > t.start), `span ${s.start}-${s.end} overlaps a turn`);
   });
 
+  it("a caller's threshold: the pack's own gives the same spans as none, a higher one less speech; values sherpa refuses are brought within its range", async () => {
+    const audio = loadCorpusAudio('diarization/ami-meeting-mixture-60s.wav');
+    const speech = (spans: TimeSpan[]) => spans.reduce((sum, s) => sum + s.end - s.start, 0);
+    const own = await vad.detect(audio.samples);
+    assert.deepEqual(await vad.detect(audio.samples, { threshold: 0.5 }), own, "0.5 is the pack's own threshold");
+    const strict = await vad.detect(audio.samples, { threshold: 0.95 });
+    assertOrdered(strict, audio.samples.length / audio.sampleRate);
+    assert.ok(speech(strict) > 0 && speech(strict) < speech(own), `speech at 0.95: ${speech(strict).toFixed(2)} s, at 0.5: ${speech(own).toFixed(2)} s`);
+    // Thresholds are rounded to hundredths (one model per value).
+    assert.deepEqual(await vad.detect(audio.samples, { threshold: 0.951 }), strict);
+    // sherpa builds no VAD for 1 or 0.01 (it would find nothing, silently): they become 0.99 and 0.02.
+    const strictest = await vad.detect(audio.samples, { threshold: 0.99 });
+    assert.ok(speech(strictest) > 0, 'the loudest speech passes 0.99');
+    assert.deepEqual(await vad.detect(audio.samples, { threshold: 1 }), strictest);
+    const loosest = await vad.detect(audio.samples, { threshold: 0.02 });
+    assert.ok(speech(loosest) >= speech(own));
+    assert.deepEqual(await vad.detect(audio.samples, { threshold: 0 }), loosest);
+  });
+
   it('finds nothing in silence', async () => {
     assert.deepEqual(await vad.detect(new Float32Array(16000 * 5)), []);
   });

@@ -5,7 +5,7 @@
  *
  * - With server VAD (the default) Parley's VAD finds the turns: `speech_started` when one opens,
  *   `delta`s as the recogniser's hypothesis grows, then `speech_stopped`, `committed` and
- *   `completed` once `silence_duration_ms` of silence ends it.
+ *   `completed` once `silence_duration_ms` of silence ends it; `threshold` is the VAD's speech probability.
  * - With `turn_detection: null` the client ends each turn with `input_audio_buffer.commit`:
  *   `committed`, then the rest of the deltas and one `completed` for everything since the last commit.
  * Deltas follow the recogniser's hypothesis as it grows (never taking text back); `completed`
@@ -134,7 +134,7 @@ class TranscriptionSessionSocket {
           vadEvents: vadTurns !== null,
           eouSeconds: vadTurns ? vadTurns.silence_duration_ms / 1000 : NO_SILENCE_END,
           // The turn's audio begins prefix_padding_ms before the speech the VAD found (at most the second the session holds before speech).
-          ...(vadTurns && { leadSeconds: vadTurns.prefix_padding_ms / 1000 }),
+          ...(vadTurns && { leadSeconds: vadTurns.prefix_padding_ms / 1000, vadThreshold: vadTurns.threshold }),
           partialIntervalSeconds: this.options.sockets.limits.partialIntervalMs / 1000,
           maxUtteranceSeconds: this.options.sockets.limits.maxUtteranceSeconds,
           partialBudget: this.partialBudget,

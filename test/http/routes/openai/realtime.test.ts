@@ -86,6 +86,13 @@ class Session {
   }
 }
 
+/** 16-bit PCM scaled by `gain`. */
+function quieter(pcm: Uint8Array, gain: number): Uint8Array {
+  const samples = new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength));
+  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(samples[i]! * gain);
+  return new Uint8Array(samples.buffer);
+}
+
 describe('GET /v1/realtime?intent=transcription over WSS', { skip: NEEDS }, () => {
   let s: TestServer;
   let cert: TestCertificate;
@@ -175,6 +182,30 @@ describe('GET /v1/realtime?intent=transcription over WSS', { skip: NEEDS }, () =
     for (const e of session.events) assert.match(e.event_id, /^event_/);
     for (const [a, b] of started.map((e, i) => [e.audio_start_ms, stopped[i]!.audio_end_ms])) assert.ok(a >= 0 && a < b && b <= 12_100, `${a}-${b}`);
     assertWithinRest(completed.map((e) => e.transcript).join(' '));
+  });
+
+  it("server VAD's threshold decides what counts as speech: quiet speech starts no turn at 0.9, and the same audio does at 0.5", async () => {
+    const session = await Session.open(client, cert.ca);
+    await session.next('session.created');
+    const update = (threshold: number) =>
+      session.rt.send({
+        type: 'session.update',
+        session: { type: 'transcription', audio: { input: { transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: { type: 'server_vad', threshold } } } },
+      });
+    update(0.9);
+    assert.equal((await session.next('session.updated')).session.audio.input.turn_detection.threshold, 0.9);
+    // The first 4 s at -30 dB: Silero gives it a probability between 0.5 and 0.9.
+    const speech = quieter(pcm24k.subarray(0, 4 * 48_000), 0.03);
+    await session.sendAudio(speech, 48, false);
+    await session.sendAudio(new Uint8Array(48_000), 48, false);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(session.of('input_audio_buffer.speech_started').length, 0, 'no speech at threshold 0.9');
+    const seen = session.events.length;
+    update(0.5);
+    await session.next('session.updated', 5_000, seen);
+    await session.sendAudio(speech, 48, false);
+    await session.next('input_audio_buffer.speech_started', 15_000, seen);
+    session.close();
   });
 
   it('turn detection off: each commit gives exactly one completed item, and nothing is completed without one', async () => {
