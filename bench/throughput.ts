@@ -15,10 +15,11 @@
  *
  * Loads (all from loopback; each load stops by itself). The request clients run in this process at
  * the lowest CPU priority, niced after the servers have been spawned so the servers keep theirs.
- * The SSE readers run before that, at normal priority, like a player that must read its audio as
- * it comes: at the lowest priority they starved behind the saturated server, fell behind their
- * sockets and counted their own delay as streams run dry (38 of 256 at nice 19, none at nice 0).
- * 1. get_speech (tts-v2, 24 kHz WAV, three sentences ≈ 7 s of audio): server CPU ÷ engine CPU;
+ * The SSE readers run in a child process forked before that, at normal priority, like a player
+ * that must read its audio as it comes: at the lowest priority they starved behind the saturated
+ * server, fell behind their sockets and counted their own delay as streams run dry (38 of 256 at
+ * nice 19, none at nice 0). Loads run in the order listed, the formats first.
+ * 1. get_speech (tts-v2, 24 kHz WAV, three sentences ≈ 15 s of audio): server CPU ÷ engine CPU;
  *    requests/s with 1, 16 and 64 closed-loop clients, ÷ the limit and ÷ one client's rate;
  *    16 clients on a server started under `taskset -c 0` (1 core) vs `taskset -c 0,1` (2 cores).
  * 2. SSE /tts-v2/stream of the same text: server CPU and main-thread CPU per stream (one at a
@@ -41,9 +42,10 @@
  * The machine's other load changes every figure: the first lines print the load average.
  * Env: PARLEY_TEST_MODELS_DIR, PARLEY_TEST_CORPUS_DIR (default ../shared/...).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
 import { encodeInt16 } from '../src/audio/encode.js';
@@ -55,10 +57,14 @@ import { startServerProcess, type ServerProcess } from '../test/helpers/server-p
 import { stats } from './stats.js';
 import { trainJourney } from './texts.js';
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, 'sse-only': { type: 'boolean', default: false } } });
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, 'sse-only': { type: 'boolean', default: false }, 'sse-reader': { type: 'boolean', default: false } },
+});
 const QUICK = flags.quick;
 /** Only the SSE loads (and the engine figures their limits need): a quicker run for work on streaming. */
 const SSE_ONLY = flags['sse-only'];
+/** This process is the SSE readers' child: it runs the SSE loads it is sent, then leaves. */
+const SSE_READER = flags['sse-reader'];
 /** Requests measured one after another for CPU per request (and the engine's runs). */
 const RUNS = QUICK ? 10 : 30;
 /** Seconds each throughput cell counts, after RAMP_SECONDS uncounted. */
@@ -143,7 +149,17 @@ async function startServer(options: { cpus?: string; packs?: string[] } = {}): P
   return { ...server, cores: options.cpus ? options.cpus.split(',').length : availableParallelism() };
 }
 
-const auth = (server: Server) => ({ authorization: `Bearer ${server.key}` });
+/** What the SSE loads need of a server; a plain object, so it can be sent to the readers' child. */
+interface SseTarget {
+  url: string;
+  key: string;
+  cores: number;
+  pid: number;
+}
+
+const sseTarget = (server: Server): SseTarget => ({ url: server.url, key: server.key, cores: server.cores, pid: server.child.pid! });
+
+const auth = (server: { key: string }) => ({ authorization: `Bearer ${server.key}` });
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -176,9 +192,8 @@ async function transcribe(server: Server, wav: Uint8Array<ArrayBuffer>): Promise
   if (res.status !== 200) throw new Error(`get_text: status ${res.status}`);
 }
 
-/** CPU seconds of the server's process tree per request, and its main thread's share, over `runs` requests one after another. */
-async function serverCpuPerRequest(server: Server, runs: number, request: () => Promise<unknown>): Promise<{ cpu: number; main: number; wall: number }> {
-  const pid = server.child.pid!;
+/** CPU seconds of the process tree of the server `pid` per request, and its main thread's share, over `runs` requests one after another. */
+async function serverCpuPerRequest(pid: number, runs: number, request: () => Promise<unknown>): Promise<{ cpu: number; main: number; wall: number }> {
   const cpu0 = treeCpuSeconds(pid);
   const main0 = mainThreadCpuSeconds(pid);
   const t0 = performance.now();
@@ -235,7 +250,7 @@ interface StreamRun {
 }
 
 /** One SSE stream read to its end: time to the first chunk, and whether a player fed by it would have run dry. */
-async function sseStream(server: Server): Promise<StreamRun> {
+async function sseStream(server: SseTarget): Promise<StreamRun> {
   const start = performance.now();
   const res = await fetch(`${server.url}/api/v1/tts-v2/stream`, {
     method: 'POST',
@@ -351,7 +366,7 @@ async function main(): Promise<void> {
   const twoCores = await startServer({ cpus: '0,1' });
   if (SSE_ONLY) {
     try {
-      await sseLoads(twoCores, engine);
+      await sseLoads(sseTarget(twoCores), engine);
     } finally {
       await twoCores.stop();
     }
@@ -362,6 +377,7 @@ async function main(): Promise<void> {
   const sttServer = await startServer({ packs: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
   const formatsServer = await startServer();
   const servers = [formatsServer, twoCores, oneCore, sttServer];
+  let sseReader: ChildProcess | undefined;
   try {
     // First request of each format ÷ its tenth
     console.log('First request of each format ÷ its tenth (a server just started, after one warm-up pcm request):');
@@ -384,15 +400,16 @@ async function main(): Promise<void> {
       }
     }
 
-    await sseLoads(twoCores, engine);
-
+    // Forked before this process is niced, so it keeps normal priority; started now and waited
+    // for, so that its start-up CPU falls on no measurement.
+    sseReader = await startSseReader();
     setPriority(19);
     const cores = twoCores.cores;
 
     // get_speech
     await getSpeech(twoCores); // warm-up
     await getSpeech(twoCores);
-    const server = await serverCpuPerRequest(twoCores, RUNS, () => getSpeech(twoCores));
+    const server = await serverCpuPerRequest(twoCores.child.pid!, RUNS, () => getSpeech(twoCores));
     const limit = cores / server.cpu;
     const engineLimit = cores / engine.perRequest;
     console.log('\nget_speech (tts-v2, WAV):');
@@ -412,13 +429,15 @@ async function main(): Promise<void> {
     line('16 clients, server under taskset -c 0 (1 core)', `${fixed(single.rate)} req/s`);
     line('16 clients, server under taskset -c 0,1 (2 cores)', `${fixed(dual.rate)} req/s`, `2 cores ÷ 1 core ${ratio(dual.rate / single.rate)} (target ≥ 1.8)`);
 
+    await sseLoadsIn(sseReader, sseTarget(twoCores), engine);
+
     // Transcription
     const wav = new Uint8Array(readFileSync(corpusFile(STT_FILE)));
     const recordingSeconds = parseWav(wav).samples.length / 16_000;
     console.log(`\nTranscription (POST /api/v1/stt/get_text, ${STT_FILE}, ${fixed(recordingSeconds)} s):`);
     await transcribe(sttServer, wav);
     const sttRuns = Math.max(3, Math.round(RUNS / 3));
-    const stt = await serverCpuPerRequest(sttServer, sttRuns, () => transcribe(sttServer, wav));
+    const stt = await serverCpuPerRequest(sttServer.child.pid!, sttRuns, () => transcribe(sttServer, wav));
     const sttLimit = sttServer.cores / stt.cpu;
     line('server CPU per request (process tree, 1 client)', `${fixed(stt.cpu * 1000)} ms`, `wall ${fixed(stt.wall * 1000)} ms; main thread ${fixed(stt.main * 1000)} ms`);
     line(`throughput limit = ${sttServer.cores} cores ÷ server CPU`, `${fixed(sttLimit, 2)} req/s`);
@@ -434,18 +453,37 @@ async function main(): Promise<void> {
     const errors = streams.flatMap((s) => s.errors);
     line(`WebSocket partial latency, ${STT_STREAMS} real-time streams`, `p50 ${fixed(partial.p50, 0)} ms`, `p95 ${fixed(partial.p95, 0)} ms; max ${fixed(partial.max, 0)} ms; ${partial.n} partials${errors.length ? `; ${errors.length} errors: ${errors[0]}` : ''}`);
   } finally {
+    sseReader?.kill();
     await Promise.all(servers.map((s) => s.stop()));
   }
   console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; run took ${fixed((performance.now() - started) / 1000, 0)} s`);
 }
 
+/** The SSE readers' child process, once it is ready for its task. */
+function startSseReader(): Promise<ChildProcess> {
+  const reader = fork(fileURLToPath(import.meta.url), ['--sse-reader', ...(QUICK ? ['--quick'] : [])], { execArgv: process.execArgv });
+  return new Promise((resolve, reject) => {
+    reader.once('message', () => resolve(reader));
+    reader.once('exit', (code) => reject(new Error(`the SSE readers' process exited (${code})`)));
+  });
+}
+
+/** Runs the SSE loads in the readers' child (its lines go to the same output); resolves when it is done. */
+function sseLoadsIn(reader: ChildProcess, server: SseTarget, engine: { firstSentence: number }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    reader.once('message', (reply: { ok: boolean; error?: string }) => (reply.ok ? resolve() : reject(new Error(`SSE loads failed: ${reply.error}`))));
+    reader.once('exit', (code) => reject(new Error(`the SSE readers' process exited (${code})`)));
+    reader.send({ server, engine });
+  });
+}
+
 /** The SSE part: CPU per stream, then first-chunk p95 and dry streams under load. */
-async function sseLoads(server: Server, engine: { firstSentence: number }): Promise<void> {
+async function sseLoads(server: SseTarget, engine: { firstSentence: number }): Promise<void> {
   const cores = server.cores;
   console.log(`\nSSE /tts-v2/stream, every stream read to its end (a player starts ${PLAYBACK_BUFFER_MS} ms after the first chunk):`);
   line('engine CPU of the first sentence (first piece)', `${fixed(engine.firstSentence * 1000)} ms`);
   await sseStream(server);
-  const perStream = await serverCpuPerRequest(server, RUNS, () => sseStream(server));
+  const perStream = await serverCpuPerRequest(server.pid, RUNS, () => sseStream(server));
   line('server CPU per stream (process tree, 1 stream)', `${fixed(perStream.cpu * 1000)} ms`, `main thread ${fixed(perStream.main * 1000)} ms`);
   const audio = (await sseStream(server)).audioSeconds;
   line('  of which base64 of its chunks (measured here)', `${fixed(base64Ms(Math.round(audio * RATE * 2)), 2)} ms`, `(${Math.ceil((audio * RATE * 2) / 1024)} chunks of ≤ 1 KB)`);
@@ -477,4 +515,14 @@ function sentencesOf(text: string): number {
   return text.split(/(?<=\.)\s+/).length;
 }
 
-await main();
+if (SSE_READER) {
+  process.send!({ ready: true });
+  process.once('message', (task: { server: SseTarget; engine: { firstSentence: number } }) => {
+    sseLoads(task.server, task.engine).then(
+      () => process.send!({ ok: true }, () => process.disconnect()),
+      (err: Error) => process.send!({ ok: false, error: err.message }, () => process.disconnect()),
+    );
+  });
+} else {
+  await main();
+}
