@@ -23,9 +23,10 @@
  *    requests/s with 1, 16 and 64 closed-loop clients, ÷ the limit and ÷ one client's rate;
  *    16 clients on a server started under `taskset -c 0` (1 core) vs `taskset -c 0,1` (2 cores).
  * 2. SSE /tts-v2/stream of the same text: server CPU and main-thread CPU per stream (one at a
- *    time), beside what base64 of its chunks costs alone (measured here); then 16 (twice: the
- *    first burst of concurrent streams a server meets costs more, as V8 compiles code for it),
- *    64 and 256 concurrent streams, each read to its end: first-chunk p95 ÷ its limit, and the
+ *    time), beside what base64 of its chunks costs alone (measured here); then 16 (twice: with
+ *    `--sse-only` the first is the server's first burst, which costs more while V8 recompiles
+ *    eSpeak for text new to a worker; otherwise the get_speech loads came first and the two
+ *    show the spread between runs), 64 and 256 concurrent streams, each read to its end: first-chunk p95 ÷ its limit, and the
  *    streams that ran dry. A player starts playing
  *    PLAYBACK_BUFFER_MS after its first chunk; a stream runs dry when a chunk arrives after the
  *    player has played all the audio received before it.
@@ -70,7 +71,7 @@ const RUNS = QUICK ? 10 : 30;
 /** Seconds each throughput cell counts, after RAMP_SECONDS uncounted. */
 const LOAD_SECONDS = QUICK ? 3 : 10;
 const RAMP_SECONDS = QUICK ? 1 : 2;
-/** 16 twice: the first burst of concurrent streams a server meets, then one on a server that has had one. */
+/** 16 twice: with --sse-only the server's first burst and a later one; after the get_speech loads, the spread between two runs. */
 const SSE_STREAMS = QUICK ? [16, 16, 64] : [16, 16, 64, 256];
 const PLAYBACK_BUFFER_MS = 200;
 const VOICE = 'espeak-en-us-female';
