@@ -10,6 +10,7 @@
 //     fonts-dejavu-core (the playground's browser tests, driven by playwright-core), python3-onnx
 //     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
 //     postgresql (the server programs, for the database-outage test's own cluster), openssl (the TLS tests' certificates),
+//     python3-requests and python3-httpx (clients that send a whole body before they read an early answer),
 //     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -53,6 +54,9 @@ const wanted = [
         { pkg: 'postgresql', present: () => existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/postgres`)) },
         // Self-signed certificates of the TLS tests.
         { pkg: 'openssl', present: () => onPath('openssl') },
+        // Python's HTTP clients, which send a whole body before reading the answer (test/http/plugins/early-answers.test.ts).
+        { pkg: 'python3-requests', present: () => existsSync('/usr/lib/python3/dist-packages/requests') },
+        { pkg: 'python3-httpx', present: () => existsSync('/usr/lib/python3/dist-packages/httpx') },
         // test/observability/prometheus.test.ts scrapes a running server with the real Prometheus (promtool checks the alert rules).
         { pkg: 'prometheus', present: () => onPath('prometheus') && onPath('promtool') },
       ]

@@ -190,6 +190,9 @@ export const ConfigSchema = Type.Object({
     maxConnections: integer(1_000, 'open connections at most; further ones are closed at once', { minimum: 1 }),
     trustedProxies: list('comma-separated IPs/CIDRs of your reverse proxies: only from them is `X-Forwarded-For` believed (each client behind the proxy then has its own address limits); from anyone else it is ignored'),
     maxConnectionsPerAddress: integer(128, 'open connections from one client address at most (trusted proxies exempt); further ones are closed at once', { minimum: 1 }),
+    lingerMaxBytes: integer(32 * 1024 * 1024, 'after an answer sent before its request body was received (a refusal, a 405, a 413), up to this many more bytes of that body are read and dropped so the client can read the answer; past it the connection is closed', { minimum: 0 }),
+    lingerTimeoutMs: integer(30_000, 'such a connection is closed at the latest this long after its answer', { minimum: 1 }),
+    lingerIdleMs: integer(5_000, 'and as soon as the client sends nothing for this long', { minimum: 1 }),
     pressureKeepAliveTimeoutMs: integer(1_000, 'once 80% of `MAX_CONNECTIONS` are open, idle keep-alive connections are closed after this instead of `KEEP_ALIVE_TIMEOUT_MS`', { minimum: 1 }),
   }),
   auth: Type.Object({

@@ -9,10 +9,11 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KEY_ROLES, type ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, type OverloadedError } from '../errors.js';
 import type { ClonedVoiceRepository } from '../store/cloned-voice-repository.js';
 import type { PronunciationDictRepository } from '../store/pronunciation-dict-repository.js';
 import type { PronunciationDictCache } from '../synthesis/pronunciation-dict-cache.js';
@@ -26,8 +27,9 @@ import type { HeldEngines } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
 import { bearerAuth, bearerKey } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
-import { KnownRoutes, sendError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
+import { KnownRoutes, sendError, toWireError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
+import { lingerOnEarlyClose } from './plugins/lingering-close.js';
 import { InProcessRateLimitStore, type RateLimitStore } from '../store/rate-limits.js';
 import { useClientGone } from './plugins/client-gone.js';
 import { rateLimit } from './plugins/rate-limit.js';
@@ -38,7 +40,7 @@ import { useSecurityHeaders } from './plugins/security-headers.js';
 import { ajvOptions } from './plugins/validation-messages.js';
 import { withTls, type TlsFiles } from './plugins/tls.js';
 import { useCors } from './plugins/cors.js';
-import { useOpenAiErrors } from './routes/openai/errors.js';
+import { openAiErrorBody, useOpenAiErrors } from './routes/openai/errors.js';
 import { openAiRoutes, type OpenAiDeps } from './routes/openai/index.js';
 import { playgroundRoutes } from './routes/playground.js';
 import { realtimeSynthesisRoutes } from './routes/realtime-synthesis.js';
@@ -101,6 +103,10 @@ declare module 'fastify' {
     /** Which rate-limit bucket the route draws from. */
     rateFamily?: 'synthesis' | 'transcription' | 'management';
   }
+  interface FastifyInstance {
+    /** Admission control of synthesis and transcription (its refusals are counted by the metrics). */
+    admission: Admission;
+  }
 }
 
 export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logger'] = true): Promise<FastifyInstance> {
@@ -126,8 +132,20 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   enforceConnectionLimits(app, config.http);
   useClientGone(app);
 
+  const admission = new Admission(config.admission, {
+    cachedAccount(authorization) {
+      const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
+      return token === undefined ? undefined : (deps.apiKeys.cachedKey(token)?.accountId ?? undefined);
+    },
+    errorBody: refusalBody,
+    logRefusals: (summary) => app.log.warn(summary, 'requests refused for load'),
+  });
+  app.decorate('admission', admission);
+  app.addHook('onClose', async () => admission.close());
+
   const knownRoutes = new KnownRoutes();
   app.addHook('onRoute', (route) => knownRoutes.add(route.url, route.method));
+  app.addHook('onRoute', admission.onRoute);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
@@ -167,7 +185,6 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   const limiter = (family: 'synthesis' | 'transcription' | 'management') =>
     rateLimit(deps.rateLimitStore, family, config.rateLimits[family]);
   const limiters = { synthesis: limiter('synthesis'), transcription: limiter('transcription'), management: limiter('management') };
-  const admission = new Admission(config.admission);
   /** Every family's requests: authenticated, charged to the account's rate limit, then admitted. */
   const guard = (family: FastifyInstance, defaultRateFamily: 'synthesis' | 'transcription' | 'management') => {
     family.addHook('onRequest', authenticate);
@@ -198,7 +215,30 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     { prefix: '/v1' },
   );
 
+  answerFirst(app.server, admission.refuseAtWire);
+  lingerOnEarlyClose(app.server, { maxBytes: config.http.lingerMaxBytes, maxMs: config.http.lingerTimeoutMs, idleMs: config.http.lingerIdleMs });
   return app;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Runs `first` before the server's request listeners (the framework's among them): a request it
+ * answers (returning true) is never seen by them.
+ */
+function answerFirst(server: FastifyInstance['server'], first: (request: IncomingMessage, response: ServerResponse) => boolean): void {
+  const rest = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (first(request, response)) return;
+    for (const listener of rest) listener.call(server, request, response);
+  });
+}
+
+/** A load refusal's body in the error shape of the route at `path`. */
+function refusalBody(path: string, requestId: string, error: OverloadedError): string {
+  if (path.startsWith('/v1/')) return JSON.stringify(openAiErrorBody(error).body);
+  return JSON.stringify(toWireError(error, familyOfUrl(path), requestId).body);
 }
 
 /** What every family plugin shares: the route list for 405s, authentication and the rate limiters. */

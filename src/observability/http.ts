@@ -92,6 +92,15 @@ export function instrumentHttp(app: FastifyInstance, options: { metrics?: Parley
       if (reason) metrics.refusals.inc({ reason });
       done();
     });
+    // Refusals answered before the framework saw the request: no hook above runs for them.
+    if (app.hasDecorator('admission')) {
+      app.admission.onRefusal((refused) => {
+        if (!refused.atWire) return;
+        const method = METHODS.has(refused.method) ? refused.method : 'other';
+        metrics.httpRequests.inc({ family: routeFamily(refused.path), method, status_class: '5xx' });
+        metrics.refusals.inc({ reason: 'overloaded' });
+      });
+    }
   }
   if (metrics && metricsToken) {
     const wanted = createHash('sha256').update(metricsToken).digest();

@@ -125,12 +125,13 @@ export function enforceConnectionLimits(app: FastifyInstance, limits: HttpLimits
     unreadBodies.set(request.raw, source);
     // Answered without reading the whole body (an unsupported type, a refusal before parsing): the
     // pipe holds the rest unread, and Node, seeing the body consumed, would neither discard it nor
-    // read the connection's next request, so that request would hang. Close the connection instead
-    // (the onSend hook below has told the client so, or it would send its next request into it).
+    // read the connection's next request, so that request would hang. The connection closes instead
+    // (the onSend hook below has told the client so, or it would send its next request into it),
+    // lingering while the rest arrives (lingering-close.ts): it is let flow and dropped.
     reply.raw.once('finish', () => {
       if (source.readableEnded) return;
       source.unpipe(guarded);
-      request.raw.socket?.destroy();
+      source.resume();
     });
     return guarded;
   });

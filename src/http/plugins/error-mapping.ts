@@ -16,6 +16,7 @@ import {
   InvalidRequestError,
   MethodNotAllowedError,
   NotFoundError,
+  OverloadedError,
   ParleyError,
   PayloadTooLargeError,
   UnsupportedAudioError,
@@ -120,8 +121,17 @@ export function streamErrorMessage(wire: WireError, requestId: string): Record<s
 
 /** Log an error the way every channel does: 5xx and unexpected ones as errors, the rest as info. */
 export function logWireError(log: FastifyRequest['log'], wire: WireError, err: unknown, msg: string): void {
-  if (wire.status >= 500) log.error({ err }, msg);
+  if (wire.status >= 500) logFailure(log, err, wire.domain, msg);
   else log.info({ reason: wire.domain?.message, ...refusalDetail(wire.domain) }, msg);
+}
+
+/**
+ * A 5xx: an error with its stack, except a refusal for load. Those come fastest exactly when the
+ * server is busiest, so they are counted (metrics, admission's summary) and only debug-logged here.
+ */
+export function logFailure(log: FastifyRequest['log'], err: unknown, domain: ParleyError | null, msg: string): void {
+  if (domain instanceof OverloadedError) log.debug({ reason: domain.message }, 'refused for load');
+  else log.error({ err }, msg);
 }
 
 /**
@@ -135,7 +145,7 @@ export function refusalDetail(domain: ParleyError | null): { detail?: string } {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, family: RouteFamily): FastifyReply {
   const wire = toWireError(err, family, request.id, { bodyLimit: request.routeOptions?.bodyLimit });
-  if (wire.status >= 500) request.log.error({ err }, 'request failed');
+  if (wire.status >= 500) logFailure(request.log, err, wire.domain, 'request failed');
   else if (wire.domain?.cause instanceof Error) request.log.info({ reason: wire.domain.message, ...refusalDetail(wire.domain) }, 'request refused');
   if (wire.retryAfter !== undefined) reply.header('Retry-After', String(wire.retryAfter));
   return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.body);

@@ -6,7 +6,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, type ParleyError } from '../../../errors.js';
-import { toDomainError, type KnownRoutes } from '../../plugins/error-mapping.js';
+import { logFailure, toDomainError, type KnownRoutes } from '../../plugins/error-mapping.js';
 import { validationField } from '../../plugins/validation-messages.js';
 
 /** A 400 about one request field: OpenAI's `param` names it. */
@@ -59,7 +59,7 @@ export function sendOpenAiError(request: FastifyRequest, reply: FastifyReply, er
   if (domain instanceof PayloadTooLargeError && domain.limitBytes === 0 && request.routeOptions?.bodyLimit) {
     domain = new PayloadTooLargeError(request.routeOptions.bodyLimit, `Request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`);
   }
-  if (!domain || domain.status >= 500) request.log.error({ err }, 'request failed');
+  if (!domain || domain.status >= 500) logFailure(request.log, err, domain, 'request failed');
   const fe = err as FastifyError & { validation?: unknown[]; validationContext?: string };
   const param = Array.isArray(fe?.validation) ? validationField(fe) : null;
   const { status, body } = openAiErrorBody(domain, param);
