@@ -10,6 +10,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as TlsServer } from 'node:tls';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KEY_ROLES, type ApiKeyService } from '../accounts/api-keys.js';
 import type { Config } from '../config.js';
@@ -38,7 +39,7 @@ import { redactingLogger } from './plugins/log-redaction.js';
 import { generateRequestId } from './plugins/request-id.js';
 import { useSecurityHeaders } from './plugins/security-headers.js';
 import { ajvOptions } from './plugins/validation-messages.js';
-import { withTls, type TlsFiles } from './plugins/tls.js';
+import { boundHandshakes, HSTS_HEADER, withTls, type TlsFiles } from './plugins/tls.js';
 import { useCors } from './plugins/cors.js';
 import { openAiErrorBody, useOpenAiErrors } from './routes/openai/errors.js';
 import { openAiRoutes, type OpenAiDeps } from './routes/openai/index.js';
@@ -118,7 +119,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     // Clients must get wrong types as 400, so nothing is coerced; query booleans are strings.
     ajv: { customOptions: ajvOptions },
     forceCloseConnections: 'idle',
-    ...withTls(httpServerOptions(config.http), deps.tls),
+    ...withTls(httpServerOptions(config.http), deps.tls, config.http.headersTimeoutMs),
     // Long enough for every id a route checks itself (request ids: 128), so their schema names the rule.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_CHARS },
     // The router's own refusals (malformed %-encoding, an over-long path segment) in the family's shape.
@@ -130,6 +131,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     },
   });
   enforceConnectionLimits(app, config.http);
+  if (deps.tls) boundHandshakes(app.server as unknown as TlsServer, config.http.headersTimeoutMs);
   useClientGone(app);
 
   const admission = new Admission(config.admission, {
@@ -138,6 +140,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       return token === undefined ? undefined : (deps.apiKeys.cachedKey(token)?.accountId ?? undefined);
     },
     errorBody: refusalBody,
+    headers: deps.tls ? { 'Strict-Transport-Security': HSTS_HEADER } : {},
     logRefusals: (summary) => app.log.warn(summary, 'requests refused for load'),
   });
   app.decorate('admission', admission);
@@ -153,7 +156,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
   app.addSchema(SpeechErrorBody);
   app.addSchema(SttErrorBody);
   app.addSchema(WavesErrorBody);
-  useSecurityHeaders(app, { docsPrefix: '/docs' });
+  useSecurityHeaders(app, { docsPrefix: '/docs', hsts: deps.tls ? HSTS_HEADER : undefined });
 
   await app.register(swagger, {
     openapi: {

@@ -15,12 +15,13 @@ export interface TestCertificate {
   ca: Buffer;
 }
 
-/** A new P-256 key and a certificate valid for a day, in files of a fresh temp dir (or `dir`). */
-export function makeSelfSignedCertificate(commonName = 'parley-test', dir = mkdtempSync(path.join(tmpdir(), 'parley-tls-'))): TestCertificate {
+/** A new P-256 key (or an RSA 2048 one) and a certificate valid for a day, in files of a fresh temp dir (or `dir`). */
+export function makeSelfSignedCertificate(commonName = 'parley-test', dir = mkdtempSync(path.join(tmpdir(), 'parley-tls-')), keyType: 'ec' | 'rsa' = 'ec'): TestCertificate {
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
+  const key = keyType === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'] : ['-newkey', 'rsa:2048'];
   execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    'req', '-x509', ...key, '-nodes', '-days', '1',
     '-keyout', keyFile, '-out', certFile, '-subj', `/CN=${commonName}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
   ], { stdio: 'ignore' });
   return { certFile, keyFile, ca: readFileSync(certFile) };

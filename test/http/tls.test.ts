@@ -2,11 +2,15 @@
  * HTTPS on the main port (config.tls): a client trusting the test's self-signed certificate gets
  * answers over TLS; plain HTTP gets none; SIGHUP makes new connections get a renewed certificate,
  * and a reload from unusable files keeps the old one; bad settings stop the start with a message.
+ * What a connection may cost before it is a request: a client that sends no hello, or trickles
+ * one, is closed within the header timeout (Node's default would hold it 120 s); TLS 1.2 offers
+ * only forward-secret AEAD suites; answers carry HSTS.
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import net from 'node:net';
 import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -101,5 +105,81 @@ describe('TLS settings that cannot work', () => {
       startTestServer({ config: { tls: { certFile: cert.certFile, keyFile: '/nonexistent/key.pem' } } }),
       /tls\.keyFile: cannot read \/nonexistent\/key\.pem \(ENOENT\)/,
     );
+  });
+});
+
+describe('what a TLS connection may cost before it is a request', () => {
+  let s: TestServer;
+  let cert: TestCertificate;
+  before(async () => {
+    cert = makeSelfSignedCertificate('rsa', undefined, 'rsa');
+    s = await startTestServer({ config: { tls: { certFile: cert.certFile, keyFile: cert.keyFile }, http: { headersTimeoutMs: 1_000 } } });
+  });
+  after(() => s?.close());
+
+  /** How long the server keeps a TCP connection that sends `hello` (bytes, one per `everyMs`), in ms. */
+  async function heldFor(hello: Buffer, everyMs: number): Promise<number> {
+    const socket = net.connect({ host: '127.0.0.1', port: Number(new URL(s.url).port) });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => undefined);
+    const started = Date.now();
+    let at = 0;
+    const trickle = setInterval(() => at < hello.length && !socket.destroyed && socket.write(hello.subarray(at, ++at)), everyMs);
+    await new Promise((resolve) => socket.once('close', resolve));
+    clearInterval(trickle);
+    return Date.now() - started;
+  }
+
+  it('a connection that sends no hello is closed after the header timeout, not 120 s', async () => {
+    const lived = await heldFor(Buffer.alloc(0), 100);
+    assert.ok(lived >= 900 && lived < 5_000, `held ${lived} ms (headersTimeoutMs 1000)`);
+  });
+
+  it('a hello trickled a byte at a time is closed after the header timeout too', async () => {
+    // The start of a TLS record (handshake, TLS 1.0 record version, 512 bytes), never finished.
+    const lived = await heldFor(Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]), Buffer.alloc(507, 1)]), 200);
+    assert.ok(lived >= 900 && lived < 5_000, `held ${lived} ms (headersTimeoutMs 1000)`);
+  });
+
+  /** The suite a TLS 1.2 client offering only `ciphers` gets, or the error it sees. */
+  function negotiate(ciphers: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), ca: [cert.ca], maxVersion: 'TLSv1.2', ciphers }, () => {
+        resolve(socket.getCipher().standardName);
+        socket.end();
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(`refused: ${err.code ?? err.message}`));
+    });
+  }
+
+  it('TLS 1.2 offers only forward-secret AEAD suites: no static RSA key exchange, no CBC, no SHA-1', async () => {
+    assert.equal(await negotiate('ECDHE-RSA-AES128-GCM-SHA256'), 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256');
+    assert.equal(await negotiate('ECDHE-RSA-CHACHA20-POLY1305'), 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256');
+    for (const weak of ['AES128-GCM-SHA256', 'AES256-SHA', 'ECDHE-RSA-AES128-SHA', 'ECDHE-RSA-AES256-SHA384', 'DHE-RSA-AES128-GCM-SHA256']) {
+      assert.match(await negotiate(weak), /^refused: /, weak);
+    }
+  });
+
+  it('answers over TLS carry Strict-Transport-Security', async () => {
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = httpsRequest(`${s.url}/healthz`, { ca: cert.ca }, (res) => {
+        res.resume();
+        resolve(res.headers);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(headers['strict-transport-security'], 'max-age=63072000');
+  });
+});
+
+describe('plain HTTP', () => {
+  it('sends no Strict-Transport-Security', async () => {
+    const s = await startTestServer();
+    try {
+      assert.equal((await fetch(`${s.url}/healthz`)).headers.get('strict-transport-security'), null);
+    } finally {
+      await s.close();
+    }
   });
 });

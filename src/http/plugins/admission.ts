@@ -36,6 +36,8 @@ export interface AdmissionOptions {
   cachedAccount(authorization: string | undefined): string | undefined;
   /** The refusal's JSON body in the error shape of the route at `path`. */
   errorBody(path: string, requestId: string, error: OverloadedError): string;
+  /** Headers every answer of the server carries besides the refusal's own (HSTS over TLS). */
+  headers: Record<string, string>;
   /** A summary of refusals (at most one per REFUSAL_LOG_EVERY_MS). */
   logRefusals(summary: { refused: Record<AdmissionFamily, number>; seconds: number }): void;
 }
@@ -116,6 +118,7 @@ export class Admission {
       'Retry-After': String(error.retryAfterSeconds),
       'X-Request-Id': requestId,
       'X-Content-Type-Options': 'nosniff',
+      ...this.options.headers,
       // The body stays unread: the connection closes after the answer (lingering while the body arrives).
       Connection: 'close',
     });

@@ -3,7 +3,8 @@
  * (a JSON error echoing input must never run as a page). Every HTML page (the API docs at /docs,
  * the playground at /): a Content-Security-Policy allowing only the server's own files, no
  * framing by any other page (clickjacking a page that holds a key), no referrer to other sites.
- * A page that set its own policy keeps it; the others get DEFAULT_PAGE_POLICY.
+ * A page that set its own policy keeps it; the others get DEFAULT_PAGE_POLICY. Over TLS, every
+ * response carries HSTS.
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -41,9 +42,11 @@ export const DOCS_PAGE_POLICY = policy([
   "frame-ancestors 'none'",
 ]);
 
-export function useSecurityHeaders(app: FastifyInstance, options: { docsPrefix: string }): void {
+export function useSecurityHeaders(app: FastifyInstance, options: { docsPrefix: string; hsts?: string }): void {
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('X-Content-Type-Options', 'nosniff');
+    // Served over TLS: browsers keep to HTTPS for this host from now on.
+    if (options.hsts) reply.header('Strict-Transport-Security', options.hsts);
     const type = String(reply.getHeader('content-type') ?? '');
     if (!type.startsWith('text/html')) return payload;
     if (!reply.hasHeader('content-security-policy')) {
