@@ -1,13 +1,13 @@
 /**
  * What a pack archive may unpack to, through a real pull from a loopback HTTP server: a link out
- * of the pack, an archive that expands far beyond its size, one with too many members and one
- * holding a device node or FIFO are refused before anything is installed;
+ * of the pack, an archive that expands far beyond its size, one with too many members (however
+ * many millions) and one holding a device node or FIFO are refused before anything is installed;
  * an ordinary pack with internal links installs, its modes masked and its owner the installer.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import type { CatalogueEntry } from '../../src/models/catalogue.js';
 import { runModelsCommand } from '../../src/cli/models.js';
 import { checkAgainstPin, pullPack } from '../../src/models/pull.js';
 import { Writable } from 'node:stream';
-import { tarArchive, type TarMember } from '../helpers/pack-archive.js';
+import { tarArchive, writeEmptyMembersTarGz, type TarMember } from '../helpers/pack-archive.js';
 
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
 
@@ -41,13 +41,15 @@ function specialEntries(dir: string, under = dir): string[] {
 }
 
 describe('pack archive bounds', () => {
-  const files = new Map<string, Buffer>();
+  // An archive's bytes, or the path of a file holding them (served as a stream).
+  const files = new Map<string, Buffer | string>();
   let server: http.Server;
   let base: string;
   before(async () => {
     server = http.createServer((req, res) => {
       const body = files.get(req.url ?? '');
       if (!body) return void res.writeHead(404).end();
+      if (typeof body === 'string') return void createReadStream(body).pipe(res.writeHead(200, { 'content-length': statSync(body).size }));
       res.writeHead(200, { 'content-length': body.length }).end(body);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -55,17 +57,18 @@ describe('pack archive bounds', () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  const entry = (id: string, archive: Buffer): CatalogueEntry => {
-    files.set(`/${id}.tar.bz2`, archive);
+  /** A catalogue entry for `archive` (its bytes, or a file of them: then its sha256 is not pinned). */
+  const entry = (id: string, archive: Buffer | string, format: 'tar.bz2' | 'tar.gz' = 'tar.bz2'): CatalogueEntry => {
+    files.set(`/${id}.${format}`, archive);
     return {
       id,
       kind: 'tts-vits',
       description: 'test',
       languages: ['en'],
-      url: `${base}/${id}.tar.bz2`,
-      format: 'tar.bz2',
-      size: archive.length,
-      sha256: createHash('sha256').update(archive).digest('hex'),
+      url: `${base}/${id}.${format}`,
+      format,
+      size: typeof archive === 'string' ? statSync(archive).size : archive.length,
+      sha256: typeof archive === 'string' ? null : createHash('sha256').update(archive).digest('hex'),
       licence: 'test',
       models: ['tts-v2'],
     };
@@ -140,6 +143,33 @@ describe('pack archive bounds', () => {
     for (const name of ['model.onnx', 'private/voices.bin', 'private']) assert.equal(lstatSync(path.join(result.dir, name)).uid, process.getuid!(), `${name} owner`);
     assert.equal(readFileSync(path.join(result.dir, 'alias.onnx'), 'utf8'), 'weights');
     assert.equal(lstatSync(path.join(result.dir, 'hard.onnx')).ino, lstatSync(path.join(result.dir, 'model.onnx')).ino);
+  });
+
+  it('refuses an archive of 2 million members at the member bound, without buffering its listing', async (t) => {
+    const work = tmp('parley-many-');
+    const file = path.join(work, 'many.tar.gz');
+    try {
+      await writeEmptyMembersTarGz(file, 'many', 2_000_000);
+      const modelsDir = tmp('parley-models-');
+      let peakRss = process.memoryUsage().rss;
+      const baseRss = peakRss;
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 5);
+      const started = performance.now();
+      try {
+        await assert.rejects(pullPack(entry('many', file, 'tar.gz'), { modelsDir }), /holds more than 20000 files/);
+      } finally {
+        clearInterval(sampler);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const grownMb = (Math.max(peakRss, process.memoryUsage().rss) - baseRss) / 1024 ** 2;
+      // The figures: seconds from the pull's start to its refusal, and how far the process's RSS rose meanwhile.
+      t.diagnostic(`${(statSync(file).size / 1024 ** 2).toFixed(1)} MB archive of 2,000,000 members: refused after ${seconds.toFixed(2)} s, RSS rose ${grownMb.toFixed(0)} MB`);
+      assert.ok(grownMb < 64, `RSS rose ${grownMb.toFixed(0)} MB`);
+      assert.ok(seconds < 5, `refused after ${seconds.toFixed(2)} s`);
+      assert.deepEqual(readdirSync(modelsDir), []);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('installs an ordinary pack whose links stay inside it', async () => {
