@@ -6,19 +6,17 @@
  *     restarts from zero);
  *  2. checks the size and sha256 when the catalogue knows them (a mismatch deletes the partial and
  *     installs nothing);
- *  3. unpacks into a temporary folder inside modelsDir (system `tar`; .tar.bz2 needs `bzip2`),
- *     writes `.parley-pack.json` (catalogue id, the sha256 received, languages, voices) and
- *     renames the folder to `<modelsDir>/<id>` in one step, so a pack folder is either complete
- *     or absent. A single-file asset (silero_vad.onnx, speaker embeddings) is moved into its folder.
+ *  3. unpacks into a temporary folder inside modelsDir (pack-archive.ts: every member is checked
+ *     before any is written; .tar.bz2 needs `bzip2`), writes `.parley-pack.json` (catalogue id,
+ *     the sha256 received, languages, voices) and renames the folder to `<modelsDir>/<id>` in one
+ *     step, so a pack folder is either complete or absent. A single-file asset (silero_vad.onnx,
+ *     speaker embeddings) is moved into its folder.
  *
- * Before unpacking, the archive's listing is checked: at most limits.maxFiles members, at most
- * limits.maxUnpackedBytes in all and no more than limits.maxExpansion times the archive (a small
- * archive that would fill the disk is refused), and no link pointing out of the pack (absolute,
- * or climbing above its folder). After unpacking, every symlink is resolved once more.
+ * After unpacking, every symlink is resolved once more, and anything but files, folders and
+ * links refuses the pack.
  * The catalogue's extraFiles (released apart from the archive) are fetched into the folder before
  * that rename. Folders starting with "." are ignored by the scanner, so nothing half-done is ever seen as a pack.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
@@ -28,24 +26,9 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { CatalogueEntry } from './catalogue.js';
 import { PULL_RECORD_FILE, type PullRecord } from './detect.js';
+import { ArchiveError, defaultUnpackLimits, unpackArchive, type UnpackLimits } from './pack-archive.js';
 
-/** What an archive may unpack to. */
-export interface UnpackLimits {
-  maxFiles: number;
-  maxUnpackedBytes: number;
-  /** Unpacked bytes per archive byte at most (model weights barely compress; a bomb does enormously)... */
-  maxExpansion: number;
-  /** ...except that any archive may unpack to this much. */
-  expansionFloorBytes: number;
-}
-
-export const defaultUnpackLimits: UnpackLimits = {
-  maxFiles: 20_000,
-  // The largest upstream packs (Whisper large) unpack to about 3 GB.
-  maxUnpackedBytes: 16 * 1024 ** 3,
-  maxExpansion: 25,
-  expansionFloorBytes: 64 * 1024 ** 2,
-};
+export { defaultUnpackLimits, type UnpackLimits };
 
 export interface PullOptions {
   modelsDir: string;
@@ -173,61 +156,8 @@ async function download(entry: CatalogueEntry, file: string, opts: PullOptions):
   return { bytes: received, resumed: append };
 }
 
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-    child.on('error', (error) => reject(new PullError(`${command} could not run: ${error.message}`)));
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new PullError(`${command} ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`));
-    });
-  });
-}
-
-function capture(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-    child.on('error', (error) => reject(new PullError(`${command} could not run: ${error.message}`)));
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString('utf8')) : reject(new PullError(`${command} ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`))));
-  });
-}
-
-/** True when `target`, seen from member `name`, stays inside the member's top folder. */
-function staysInPack(name: string, target: string): boolean {
-  if (path.posix.isAbsolute(target)) return false;
-  const top = name.split('/')[0]!;
-  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(name), target));
-  return resolved === top || resolved.startsWith(`${top}/`) || (!resolved.startsWith('..') && !name.includes('/'));
-}
-
-/** Checks an archive's listing (GNU tar --verbose) against the limits, before anything is written. */
-async function checkArchive(file: string, flag: string, archiveBytes: number, limits: UnpackLimits): Promise<void> {
-  const listing = await capture('tar', ['--list', '--verbose', flag === '-xjf' ? '-j' : '-z', '-f', file, '--numeric-owner', '--quoting-style=literal']);
-  const budget = Math.min(limits.maxUnpackedBytes, Math.max(limits.expansionFloorBytes, archiveBytes * limits.maxExpansion));
-  let files = 0;
-  let bytes = 0;
-  for (const line of listing.split('\n')) {
-    const m = /^(\S)\S*\s+\S+\s+(\d+)\s+\S+\s+\S+\s+(.*)$/.exec(line);
-    if (!m) continue;
-    const [, type, size, rest] = m as unknown as [string, string, string, string];
-    if (++files > limits.maxFiles) throw new PullError(`${path.basename(file)} holds more than ${limits.maxFiles} files; nothing installed`);
-    bytes += Number(size);
-    if (bytes > budget) throw new PullError(`${path.basename(file)} unpacks to more than ${budget} bytes (${archiveBytes} bytes packed); nothing installed`);
-    const link = type === 'l' ? rest.split(' -> ') : type === 'h' ? rest.split(' link to ') : null;
-    if (link && link.length === 2 && !staysInPack(link[0]!, type === 'h' ? path.posix.relative(path.posix.dirname(link[0]!), link[1]!) : link[1]!))
-      throw new PullError(`${path.basename(file)}: ${link[0]} links out of the pack (${link[1]}); nothing installed`);
-    if (!['-', 'd', 'l', 'h'].includes(type)) throw new PullError(`${path.basename(file)}: ${rest} is not a file, folder or link; nothing installed`);
-  }
-}
-
-/** Every symlink under `root` resolves inside it (the listing said so; the disk must agree). */
-async function checkLinks(root: string, dir = root): Promise<void> {
+/** Under `root` are only files, folders and symlinks resolving inside it (the archive's headers said so; the disk must agree). */
+async function checkUnpacked(root: string, dir = root): Promise<void> {
   const realRoot = await realpath(root);
   for (const item of await readdir(dir, { withFileTypes: true })) {
     const p = path.join(dir, item.name);
@@ -235,7 +165,9 @@ async function checkLinks(root: string, dir = root): Promise<void> {
       const target = await realpath(p).catch(() => null);
       if (target === null || (target !== realRoot && !target.startsWith(realRoot + path.sep))) throw new PullError(`${path.relative(root, p)} links out of the pack; nothing installed`);
     } else if (item.isDirectory() && !(await lstat(p)).isSymbolicLink()) {
-      await checkLinks(root, p);
+      await checkUnpacked(root, p);
+    } else if (!item.isFile() && !item.isDirectory()) {
+      throw new PullError(`${path.relative(root, p)} is not a file, folder or link; nothing installed`);
     }
   }
 }
@@ -250,11 +182,12 @@ async function unpack(entry: CatalogueEntry, file: string, tmp: string, limits: 
   }
   const root = path.join(tmp, 'unpacked');
   await mkdir(root);
-  const flag = entry.format === 'tar.bz2' ? '-xjf' : '-xzf';
-  await checkArchive(file, flag, (await stat(file)).size, limits);
-  // GNU tar strips leading "/" and refuses "../" member names, so nothing lands outside root.
-  await run('tar', [flag, file, '-C', root, '--no-same-owner']);
-  await checkLinks(root);
+  try {
+    await unpackArchive(file, entry.format, (await stat(file)).size, root, limits);
+  } catch (error) {
+    throw error instanceof ArchiveError ? new PullError(error.message, { cause: error }) : error;
+  }
+  await checkUnpacked(root);
   const items = (await readdir(root, { withFileTypes: true })).filter((d) => !d.name.startsWith('._'));
   // Upstream archives hold one top folder named like the archive.
   if (items.length === 1 && items[0]!.isDirectory()) return path.join(root, items[0]!.name);

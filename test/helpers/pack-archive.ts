@@ -1,8 +1,13 @@
 /** Pack archives for install tests: a fixture pack in one folder named like the catalogue pack, as upstream archives are. */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { constants as zlibConstants, createGzip, gzipSync } from 'node:zlib';
+import { Header, type HeaderData } from 'tar';
 import { sharedModel } from './models.js';
 
 /** A .tar.bz2 of the fixture `fixture` (default the 16 kHz fake Piper voice) in a folder named `id`. */
@@ -15,6 +20,80 @@ export function packArchive(id: string, fixture = 'fake-piper-tones-en_US-16k'):
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** One archive member as its tar header says it (type defaults to a file, mode to 0644, owner to 1234:1234). */
+export interface TarMember extends HeaderData {
+  path: string;
+  body?: string;
+}
+
+const BLOCK = 512;
+
+/** The tar bytes of `members`: each header, its body padded to a block, then the two end blocks. */
+function tarBytes(members: TarMember[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const { body, ...data } of members) {
+    const content = Buffer.from(body ?? '');
+    const header = new Header({ mode: 0o644, uid: 1234, gid: 1234, mtime: new Date(0), type: 'File', ...data, size: content.length });
+    const block = Buffer.alloc(BLOCK);
+    header.encode(block);
+    blocks.push(block, content, Buffer.alloc((BLOCK - (content.length % BLOCK)) % BLOCK));
+  }
+  blocks.push(Buffer.alloc(2 * BLOCK));
+  return Buffer.concat(blocks);
+}
+
+/**
+ * An archive written header by header, so it may hold what a packer would only take from the disk
+ * of a root user: device nodes, FIFOs, setuid files, foreign owners.
+ */
+export function tarArchive(members: TarMember[], format: 'tar.bz2' | 'tar.gz' = 'tar.bz2'): Buffer {
+  const tar = tarBytes(members);
+  return format === 'tar.gz' ? gzipSync(tar) : execFileSync('bzip2', ['-c'], { input: tar, maxBuffer: 1024 ** 3 });
+}
+
+/**
+ * Writes a .tar.gz to `file` holding the folder `top` and `count` empty files in it, streamed in
+ * batches of headers (a template header with its name's digits and checksum rewritten), so that
+ * millions of members cost seconds and a few megabytes of memory.
+ */
+export async function writeEmptyMembersTarGz(file: string, top: string, count: number): Promise<void> {
+  const digits = String(count).length;
+  const template = Buffer.alloc(BLOCK);
+  new Header({ path: `${top}/f${'0'.repeat(digits)}`, mode: 0o644, uid: 0, gid: 0, size: 0, mtime: new Date(0), type: 'File' }).encode(template);
+  const nameAt = top.length + 2;
+  // The checksum is the sum of the header's bytes with its own field (148..155) read as spaces.
+  let baseSum = 0;
+  for (let i = 0; i < BLOCK; i++) baseSum += i >= 148 && i < 156 ? 0x20 : template[i]!;
+  baseSum -= '0'.charCodeAt(0) * digits;
+  const perBatch = 2048;
+  async function* batches(): AsyncGenerator<Buffer> {
+    const dir = Buffer.alloc(BLOCK);
+    new Header({ path: `${top}/`, mode: 0o755, uid: 0, gid: 0, size: 0, mtime: new Date(0), type: 'Directory' }).encode(dir);
+    yield dir;
+    for (let first = 0; first < count; first += perBatch) {
+      const n = Math.min(perBatch, count - first);
+      const batch = Buffer.allocUnsafe(n * BLOCK);
+      for (let k = 0; k < n; k++) {
+        const at = k * BLOCK;
+        template.copy(batch, at);
+        const name = String(first + k).padStart(digits, '0');
+        let sum = baseSum;
+        for (let d = 0; d < digits; d++) {
+          const c = name.charCodeAt(d);
+          batch[at + nameAt + d] = c;
+          sum += c;
+        }
+        batch.write(`${sum.toString(8).padStart(6, '0')}\0 `, at + 148, 'latin1');
+      }
+      yield batch;
+    }
+    yield Buffer.alloc(2 * BLOCK);
+  }
+  const out = createWriteStream(file);
+  await pipeline(Readable.from(batches()), createGzip({ level: zlibConstants.Z_BEST_SPEED }), out);
+  if (!out.closed) await once(out, 'close');
 }
 
 /** A fetch for `packFetch` that asks `base` for the catalogue URL's file name instead of its host. */

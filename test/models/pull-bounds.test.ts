@@ -1,12 +1,13 @@
 /**
  * What a pack archive may unpack to, through a real pull from a loopback HTTP server: a link out
- * of the pack, an archive that expands far beyond its size, and one with too many files are
- * refused before anything is installed; an ordinary pack with an internal link installs.
+ * of the pack, an archive that expands far beyond its size, one with too many members (however
+ * many millions) and one holding a device node or FIFO are refused before anything is installed;
+ * an ordinary pack with internal links installs, its modes masked and its owner the installer.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import type { CatalogueEntry } from '../../src/models/catalogue.js';
 import { runModelsCommand } from '../../src/cli/models.js';
 import { checkAgainstPin, pullPack } from '../../src/models/pull.js';
 import { Writable } from 'node:stream';
+import { tarArchive, writeEmptyMembersTarGz, type TarMember } from '../helpers/pack-archive.js';
 
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
 
@@ -28,14 +30,26 @@ function archiveOf(top: string, fill: (dir: string) => void): Buffer {
   return readFileSync(path.join(work, 'a.tar.bz2'));
 }
 
+/** Every device node, FIFO, socket, setuid/setgid/sticky or world-writable entry under `dir`, as "mode path". */
+function specialEntries(dir: string, under = dir): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    const st = lstatSync(p);
+    const special = !(st.isFile() || st.isDirectory() || st.isSymbolicLink()) || (!st.isSymbolicLink() && (st.mode & 0o7002) !== 0);
+    return [...(special ? [`${st.mode.toString(8)} ${path.relative(under, p)}`] : []), ...(st.isDirectory() ? specialEntries(p, under) : [])];
+  });
+}
+
 describe('pack archive bounds', () => {
-  const files = new Map<string, Buffer>();
+  // An archive's bytes, or the path of a file holding them (served as a stream).
+  const files = new Map<string, Buffer | string>();
   let server: http.Server;
   let base: string;
   before(async () => {
     server = http.createServer((req, res) => {
       const body = files.get(req.url ?? '');
       if (!body) return void res.writeHead(404).end();
+      if (typeof body === 'string') return void createReadStream(body).pipe(res.writeHead(200, { 'content-length': statSync(body).size }));
       res.writeHead(200, { 'content-length': body.length }).end(body);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -43,17 +57,18 @@ describe('pack archive bounds', () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  const entry = (id: string, archive: Buffer): CatalogueEntry => {
-    files.set(`/${id}.tar.bz2`, archive);
+  /** A catalogue entry for `archive` (its bytes, or a file of them: then its sha256 is not pinned). */
+  const entry = (id: string, archive: Buffer | string, format: 'tar.bz2' | 'tar.gz' = 'tar.bz2'): CatalogueEntry => {
+    files.set(`/${id}.${format}`, archive);
     return {
       id,
       kind: 'tts-vits',
       description: 'test',
       languages: ['en'],
-      url: `${base}/${id}.tar.bz2`,
-      format: 'tar.bz2',
-      size: archive.length,
-      sha256: createHash('sha256').update(archive).digest('hex'),
+      url: `${base}/${id}.${format}`,
+      format,
+      size: typeof archive === 'string' ? statSync(archive).size : archive.length,
+      sha256: typeof archive === 'string' ? null : createHash('sha256').update(archive).digest('hex'),
       licence: 'test',
       models: ['tts-v2'],
     };
@@ -84,6 +99,79 @@ describe('pack archive bounds', () => {
     await refused('many', many, /holds more than 20 files/, { maxFiles: 20 });
   });
 
+  it('refuses an archive holding a device node or a FIFO, naming the member: none is installed', async () => {
+    const specials: Array<[TarMember, RegExp]> = [
+      [{ path: 'devs/mem', type: 'CharacterDevice', devmaj: 1, devmin: 1, mode: 0o666 }, /devs\/mem is a character device/],
+      [{ path: 'devs/disk', type: 'BlockDevice', devmaj: 7, devmin: 0, mode: 0o660 }, /devs\/disk is a block device/],
+      [{ path: 'devs/pipe', type: 'FIFO', mode: 0o666 }, /devs\/pipe is a FIFO/],
+    ];
+    for (const [special, pattern] of specials) {
+      const modelsDir = tmp('parley-models-');
+      const archive = tarArchive([{ path: 'devs/', type: 'Directory', mode: 0o755 }, { path: 'devs/model.onnx', body: 'weights' }, special]);
+      const outcome = await pullPack(entry('devs', archive), { modelsDir }).then(
+        () => 'installed',
+        (error: Error) => error.message,
+      );
+      // The figure: device nodes and FIFOs in the models folder after the pull (the member, with its mode, if installed).
+      assert.deepEqual(specialEntries(modelsDir), [], `${special.type} ${special.path}: ${outcome}`);
+      assert.match(outcome, pattern);
+      assert.match(outcome, /nothing installed/);
+      assert.deepEqual(readdirSync(modelsDir), [], 'nothing installed, nothing left behind');
+    }
+  });
+
+  it('installs files and folders with masked modes (no setuid, setgid, sticky or world-writable bit), owned by the installer', async () => {
+    const modelsDir = tmp('parley-models-');
+    const archive = tarArchive([
+      { path: 'modes/', type: 'Directory', mode: 0o1777 },
+      { path: 'modes/model.onnx', mode: 0o4777, body: 'weights' },
+      { path: 'modes/tool', mode: 0o2750, body: '#!/bin/sh\n' },
+      { path: 'modes/tokens.txt', mode: 0o600, body: 'a 1\n' },
+      { path: 'modes/private/', type: 'Directory', mode: 0o2700 },
+      { path: 'modes/private/voices.bin', mode: 0o666, body: 'v' },
+      { path: 'modes/alias.onnx', type: 'SymbolicLink', linkpath: 'model.onnx' },
+      { path: 'modes/hard.onnx', type: 'Link', linkpath: 'modes/model.onnx' },
+    ]);
+    const result = await pullPack(entry('modes', archive), { modelsDir });
+    // The figure: setuid/setgid/sticky or world-writable entries installed.
+    assert.deepEqual(specialEntries(modelsDir), []);
+    const modeOf = (name: string) => (lstatSync(path.join(result.dir, name)).mode & 0o7777).toString(8);
+    assert.deepEqual(
+      Object.fromEntries(['.', 'model.onnx', 'tool', 'tokens.txt', 'private', 'private/voices.bin'].map((n) => [n, modeOf(n)])),
+      { '.': '755', 'model.onnx': '755', tool: '755', 'tokens.txt': '644', private: '755', 'private/voices.bin': '644' },
+    );
+    for (const name of ['model.onnx', 'private/voices.bin', 'private']) assert.equal(lstatSync(path.join(result.dir, name)).uid, process.getuid!(), `${name} owner`);
+    assert.equal(readFileSync(path.join(result.dir, 'alias.onnx'), 'utf8'), 'weights');
+    assert.equal(lstatSync(path.join(result.dir, 'hard.onnx')).ino, lstatSync(path.join(result.dir, 'model.onnx')).ino);
+  });
+
+  it('refuses an archive of 2 million members at the member bound, without buffering its listing', async (t) => {
+    const work = tmp('parley-many-');
+    const file = path.join(work, 'many.tar.gz');
+    try {
+      await writeEmptyMembersTarGz(file, 'many', 2_000_000);
+      const modelsDir = tmp('parley-models-');
+      let peakRss = process.memoryUsage().rss;
+      const baseRss = peakRss;
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 5);
+      const started = performance.now();
+      try {
+        await assert.rejects(pullPack(entry('many', file, 'tar.gz'), { modelsDir }), /holds more than 20000 files/);
+      } finally {
+        clearInterval(sampler);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const grownMb = (Math.max(peakRss, process.memoryUsage().rss) - baseRss) / 1024 ** 2;
+      // The figures: seconds from the pull's start to its refusal, and how far the process's RSS rose meanwhile.
+      t.diagnostic(`${(statSync(file).size / 1024 ** 2).toFixed(1)} MB archive of 2,000,000 members: refused after ${seconds.toFixed(2)} s, RSS rose ${grownMb.toFixed(0)} MB`);
+      assert.ok(grownMb < 64, `RSS rose ${grownMb.toFixed(0)} MB`);
+      assert.ok(seconds < 5, `refused after ${seconds.toFixed(2)} s`);
+      assert.deepEqual(readdirSync(modelsDir), []);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   it('installs an ordinary pack whose links stay inside it', async () => {
     const modelsDir = tmp('parley-models-');
     const archive = archiveOf('fine', (d) => {
@@ -93,6 +181,20 @@ describe('pack archive bounds', () => {
     const result = await pullPack(entry('fine', archive), { modelsDir });
     assert.equal(readFileSync(path.join(result.dir, 'model-alias.onnx'), 'utf8'), 'weights');
     assert.ok(existsSync(path.join(result.dir, '.parley-pack.json')));
+  });
+
+  it('installs an archive whose member names start with "./", its links inside the pack', async () => {
+    const modelsDir = tmp('parley-models-');
+    const archive = tarArchive([
+      { path: './', type: 'Directory', mode: 0o755 },
+      { path: './dotted/', type: 'Directory', mode: 0o755 },
+      { path: './dotted/model.onnx', body: 'weights' },
+      { path: './dotted/alias.onnx', type: 'SymbolicLink', linkpath: 'model.onnx' },
+      { path: './dotted/hard.onnx', type: 'Link', linkpath: './dotted/model.onnx' },
+    ]);
+    const result = await pullPack(entry('dotted', archive), { modelsDir });
+    assert.equal(readFileSync(path.join(result.dir, 'alias.onnx'), 'utf8'), 'weights');
+    assert.equal(readFileSync(path.join(result.dir, 'hard.onnx'), 'utf8'), 'weights');
   });
 
   it('checkAgainstPin: a pinned asset matches or not; nothing is installed either way', async () => {
