@@ -23,11 +23,14 @@
  *    (BENCH_RAMP_SECONDS) that fills the server's queue; requests still running at the end are
  *    cancelled. Target: goodput at 48 ≥ 90% of goodput at 4, for each family and client kind.
  *
+ * BENCH_ONLY=refusals or BENCH_ONLY=goodput runs one of the two.
+ *
  * The clients run in this process at the lowest CPU priority (BENCH_CLIENT_NICE, default 19) once
  * the server has started: on a real deployment they are other machines, and here their own loops
  * would otherwise take the CPU the server is measured on. Loopback only; every run stops by itself.
  */
 import { execFileSync } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -39,6 +42,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 /** Each run first fills the server's queue for this long, uncounted: goodput is a steady-state rate. */
 const RAMP_SECONDS = Number(process.env.BENCH_RAMP_SECONDS ?? 8);
 const REFUSAL_SECONDS = Number(process.env.BENCH_REFUSAL_SECONDS ?? 6);
+const ONLY = process.env.BENCH_ONLY;
 const GOODPUT_TARGET = 0.9;
 const REFUSAL_CPU_LIMIT_MS = 0.1;
 const RECORDING = 'en/librispeech-1221-135766-0001.wav';
@@ -77,6 +81,8 @@ async function drive(clients: number, retryAtOnce: boolean, attempt: Attempt, se
   const from = performance.now() + ramp * 1000;
   const end = from + seconds * 1000;
   const stop = new AbortController();
+  // Every client's request listens to it.
+  setMaxListeners(0, stop.signal);
   const timer = setTimeout(() => stop.abort(), end - performance.now());
   const counted = () => performance.now() >= from && performance.now() <= end;
   await Promise.all(
@@ -128,44 +134,50 @@ function nodeHttpRequest(url: string, path: string, headers: Record<string, stri
 const server = await startServerProcess([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
 const serverPid = server.child.pid!;
 const clientNice = Number(process.env.BENCH_CLIENT_NICE ?? 19);
-try {
-  // After the spawn: the server and its inference processes keep their priority.
-  setPriority(clientNice);
-  const auth = { authorization: `Bearer ${server.key}` };
-  const wav = readFileSync(corpusFile(RECORDING));
-  const recordingSeconds = (wav.length - 44) / 2 / 16_000;
-  const synthesisBody = Buffer.from(JSON.stringify({ text: TEXT, voice_id: 'espeak-en-us-female', add_wav_header: false }));
-  const pcmSeconds = (bytes: number, sampleRate: unknown) => bytes / 2 / Number(sampleRate ?? 24_000);
-  const attempts: Record<ClientKind, Record<'transcription' | 'synthesis', Attempt>> = {
-    fetch: {
-      async transcription(signal) {
-        const res = await fetch(`${server.url}/api/v1/stt/get_text`, { method: 'POST', headers: { ...auth, 'content-type': 'audio/wav' }, body: wav, signal });
-        await res.arrayBuffer();
-        return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 1), audioSeconds: recordingSeconds };
-      },
-      async synthesis(signal) {
-        const res = await fetch(`${server.url}/api/v1/tts-v2/get_speech`, { method: 'POST', signal, headers: { ...auth, 'content-type': 'application/json' }, body: synthesisBody });
-        const bytes = (await res.arrayBuffer()).byteLength;
-        return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 1), audioSeconds: pcmSeconds(bytes, res.headers.get('x-sample-rate')) };
-      },
+// After the spawn: the server and its inference processes keep their priority.
+setPriority(clientNice);
+const auth = { authorization: `Bearer ${server.key}` };
+const wav = readFileSync(corpusFile(RECORDING));
+const recordingSeconds = (wav.length - 44) / 2 / 16_000;
+const synthesisBody = Buffer.from(JSON.stringify({ text: TEXT, voice_id: 'espeak-en-us-female', add_wav_header: false }));
+const pcmSeconds = (bytes: number, sampleRate: unknown) => bytes / 2 / Number(sampleRate ?? 24_000);
+const attempts: Record<ClientKind, Record<'transcription' | 'synthesis', Attempt>> = {
+  fetch: {
+    async transcription(signal) {
+      const res = await fetch(`${server.url}/api/v1/stt/get_text`, { method: 'POST', headers: { ...auth, 'content-type': 'audio/wav' }, body: wav, signal });
+      await res.arrayBuffer();
+      return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 1), audioSeconds: recordingSeconds };
     },
-    'node:http': {
-      async transcription(signal) {
-        const res = await nodeHttpRequest(server.url, '/api/v1/stt/get_text', { ...auth, 'content-type': 'audio/wav' }, wav, signal);
-        return { status: res.status, retryAfter: Number(res.headers['retry-after'] ?? 1), audioSeconds: recordingSeconds };
-      },
-      async synthesis(signal) {
-        const res = await nodeHttpRequest(server.url, '/api/v1/tts-v2/get_speech', { ...auth, 'content-type': 'application/json' }, synthesisBody, signal);
-        return { status: res.status, retryAfter: Number(res.headers['retry-after'] ?? 1), audioSeconds: pcmSeconds(res.body.length, res.headers['x-sample-rate']) };
-      },
+    async synthesis(signal) {
+      const res = await fetch(`${server.url}/api/v1/tts-v2/get_speech`, { method: 'POST', signal, headers: { ...auth, 'content-type': 'application/json' }, body: synthesisBody });
+      const bytes = (await res.arrayBuffer()).byteLength;
+      return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 1), audioSeconds: pcmSeconds(bytes, res.headers.get('x-sample-rate')) };
     },
-  };
+  },
+  'node:http': {
+    async transcription(signal) {
+      const res = await nodeHttpRequest(server.url, '/api/v1/stt/get_text', { ...auth, 'content-type': 'audio/wav' }, wav, signal);
+      return { status: res.status, retryAfter: Number(res.headers['retry-after'] ?? 1), audioSeconds: recordingSeconds };
+    },
+    async synthesis(signal) {
+      const res = await nodeHttpRequest(server.url, '/api/v1/tts-v2/get_speech', { ...auth, 'content-type': 'application/json' }, synthesisBody, signal);
+      return { status: res.status, retryAfter: Number(res.headers['retry-after'] ?? 1), audioSeconds: pcmSeconds(res.body.length, res.headers['x-sample-rate']) };
+    },
+  },
+};
 
+try {
   // Warm-up: models loaded, caches filled.
   await attempts.fetch.transcription(new AbortController().signal);
   await attempts.fetch.synthesis(new AbortController().signal);
-
   console.log(`overload bench: loopback, clients at nice ${clientNice}\n`);
+  if (ONLY !== 'goodput') await refusalCost();
+  if (ONLY !== 'refusals') await goodput();
+} finally {
+  await server.stop();
+}
+
+async function refusalCost(): Promise<void> {
   console.log(`1. CPU per refusal: the transcription family held full, 16 clients retrying at once for ${REFUSAL_SECONDS} s`);
   // Places held by uploads whose bodies never come (one account may hold its share of the depth;
   // the rest are refused at once and closed, which is fine: the depth is what must be full).
@@ -208,7 +220,9 @@ try {
   }
   for (const socket of holders) socket.destroy();
   await new Promise((r) => setTimeout(r, 1_000));
+}
 
+async function goodput(): Promise<void> {
   const line = (name: string, r: Run) =>
     `   ${name.padEnd(40)} goodput ${(r.audioSeconds / r.wallSeconds).toFixed(1).padStart(6)} audio s/s   ok ${String(r.ok).padStart(5)}   503 ${String(r.refused).padStart(6)} (${(r.refused / r.wallSeconds).toFixed(0)}/s)   broken ${r.broken}   other ${r.failed}`;
   console.log(`\n2. Goodput: ${SECONDS} s counted per run after ${RAMP_SECONDS} s of ramp`);
@@ -222,6 +236,4 @@ try {
       console.log(`   ${family}, ${kind}: goodput at 48 ÷ at 4 = ${ratio.toFixed(2)} (target ≥ ${GOODPUT_TARGET}: ${ratio >= GOODPUT_TARGET ? 'met' : 'NOT met'})`);
     }
   }
-} finally {
-  await server.stop();
 }

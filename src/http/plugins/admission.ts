@@ -2,13 +2,14 @@
  * Admission control: whether a synthesis or transcription request may start is decided from its
  * headers, before its body is read or decoded. Each family has a depth of requests in flight on
  * this node (admission.<family>.maxInFlight) and one account may hold at most admission.accountShare
- * of it; beyond either the answer is 503 with Retry-After and `Connection: close`.
+ * of it; beyond either the answer is 503 with Retry-After, its body unread.
  *
  * A refusal must cost what a proxy's would, or clients retrying at once take the CPU from admitted
  * work. So while a family is full (or an account holds its share) `refuseAtWire` looks at each raw
  * request before the framework does: the route's family from a table by method and path, the
- * account from the key cache, and a full family is answered from a prepared body with no database
- * statement, no body read, no hook and no log line. Refusals are counted (`onRefusal`) and logged
+ * account from the key cache, and a full family is answered in the route's error shape with no
+ * database statement, no hook and no log line; an upload is not read, and a connection is kept
+ * for the client's next request when what it still sends is small. Refusals are counted (`onRefusal`) and logged
  * as a summary at most once per REFUSAL_LOG_EVERY_MS. What it cannot decide that cheaply (a key
  * not in the cache) goes on to the onRequest hook, which decides after authentication.
  *
@@ -30,6 +31,8 @@ const DURATION_WEIGHT = 0.2;
 /** A flood of refusals is logged as one summary per this long. */
 const REFUSAL_LOG_EVERY_MS = 10_000;
 const ACCOUNT_SHARE_MESSAGE = 'This account has too many requests in progress. Please try again later.';
+/** A refused request's body up to this size is read and dropped, keeping the connection. */
+const KEEP_ALIVE_BODY_BYTES = 64 * 1024;
 
 export interface AdmissionOptions {
   /** The account of a request's `Authorization` header when the key cache knows it, without a database statement. */
@@ -65,6 +68,9 @@ export class Admission {
   /** When the first refusal not yet logged came. */
   private unloggedSince = 0;
   private logTimer: NodeJS.Timeout | undefined;
+  /** The errors refusals answer with, made once: an Error's stack costs more than the rest of a refusal. */
+  private readonly busy = new OverloadedError(1);
+  private readonly accountBusy = new OverloadedError(1, ACCOUNT_SHARE_MESSAGE);
 
   constructor(
     private readonly settings: AdmissionSettings,
@@ -103,25 +109,29 @@ export class Admission {
     const family = this.routes.get(`${request.method} ${path}`);
     if (family === undefined) return false;
     if (family === 'transcription' && query >= 0 && /[?&]webhook_url=/.test(url.slice(query))) return false;
-    let message: string | undefined;
+    let error = this.busy;
     if (!this.full(family)) {
       const account = this.options.cachedAccount(request.headers.authorization);
       if (account === undefined || (this.perAccount.get(`${family}:${account}`) ?? 0) < this.share(family)) return false;
-      message = ACCOUNT_SHARE_MESSAGE;
+      error = this.accountBusy;
     }
-    const error = new OverloadedError(this.retryAfter(family), message);
     const requestId = generateRequestId(request);
     const body = this.options.errorBody(path, requestId, error);
-    response.writeHead(503, {
+    const headers: Record<string, string | number> = {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
-      'Retry-After': String(error.retryAfterSeconds),
+      'Retry-After': String(this.retryAfter(family)),
       'X-Request-Id': requestId,
       'X-Content-Type-Options': 'nosniff',
       ...this.options.headers,
-      // The body stays unread: the connection closes after the answer (lingering while the body arrives).
-      Connection: 'close',
-    });
+    };
+    // A small body is read and dropped and the connection kept for the next request, which spares a
+    // client retrying at once a new connection (most of a refusal's cost); a larger one is left
+    // unread, and the connection closes after the answer (lingering while the body arrives).
+    const length = request.headers['content-length'];
+    const small = length === undefined ? request.headers['transfer-encoding'] === undefined : Number(length) <= KEEP_ALIVE_BODY_BYTES;
+    if (!small) headers.Connection = 'close';
+    response.writeHead(503, headers);
     response.end(body);
     this.refused({ family, method: request.method ?? 'GET', path, atWire: true });
     return true;
