@@ -230,7 +230,7 @@ export const ConfigSchema = Type.Object({
    */
   admission: Type.Object({
     synthesis: Type.Object({
-      maxInFlight: integer(64, 'synthesis requests in progress on one server at most; the next is answered 503 with `Retry-After` and `Connection: close` from its headers alone, before its body is read (0 = off)'),
+      maxInFlight: integer(64, 'synthesis requests in progress on one server at most; the next is answered 503 with `Retry-After` from its headers alone, its body unread (0 = off)'),
     }),
     transcription: Type.Object({
       maxInFlight: integer(16, 'transcription requests in progress on one server at most, as for synthesis (0 = off)'),
