@@ -39,6 +39,8 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
   let backend: BackendProfile;
   let probe: () => Promise<void>;
   let release: () => void = () => {};
+  // The SQLite file reports faults it finds by watching its files; the tracker is made below.
+  let health: StoreHealth | undefined;
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new pg.Pool({
       connectionString: databaseUrl,
@@ -68,13 +70,13 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
   } else {
     const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : path.join(dataDir, 'parley.db');
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const sqlite = new SqliteFile(file, log);
+    const sqlite = new SqliteFile(file, log, (fault, err) => health?.report(fault, err));
     dialect = new SqliteDialect({ database: sqlite.database });
     backend = backendProfiles.sqlite;
     probe = async () => sqlite.probe();
     release = () => sqlite.stopWatching();
   }
-  const health = new StoreHealth({ probe, log, maxProbeIntervalMs: settings.probeMaxIntervalMs });
+  health = new StoreHealth({ probe, log, maxProbeIntervalMs: settings.probeMaxIntervalMs });
   const db = new Kysely<Database>({ dialect: guardedDialect(dialect, health) });
   const close = async () => {
     health.close();
