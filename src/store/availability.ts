@@ -1,6 +1,6 @@
 /**
  * The database as something that can go away: a PostgreSQL restart or failover, a SQLite file made
- * read-only or a full disk. Every statement goes through a guarded driver that turns such failures
+ * read-only, deleted or replaced, its WAL index made unwritable, or a full disk. Every statement goes through a guarded driver that turns such failures
  * into DatabaseUnavailableError (503 with Retry-After for a client; the real cause is logged once
  * when the state changes and stays on the error as `cause`), and a health tracker that knows
  * whether the database is usable, probes it with backoff while it is not, and tells waiters when
@@ -42,6 +42,14 @@ export class DatabaseUnavailableError extends ParleyError {
   }
 }
 
+/** A fault found by watching the database's files rather than raised by a statement. */
+export class StoreFaultError extends Error {
+  constructor(readonly fault: StoreFault) {
+    super(fault.reason);
+    this.name = 'StoreFaultError';
+  }
+}
+
 // SQLSTATE classes and codes (PostgreSQL appendix A).
 const PG_CONNECTION = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08P01']);
 const PG_STORAGE = new Set(['53100', '53200', '25006', '58030']);
@@ -52,7 +60,7 @@ const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when tr
 
 /** The fault `err` means, or null for an error about the statement itself. */
 export function classifyStoreError(err: unknown): StoreFault | null {
-  if (err instanceof DatabaseUnavailableError) return err.fault;
+  if (err instanceof DatabaseUnavailableError || err instanceof StoreFaultError) return err.fault;
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : String(err);

@@ -3,6 +3,8 @@ import type { ClonedVoiceTable, Database } from './schema.js';
 
 export type ClonedVoiceRow = Selectable<ClonedVoiceTable>;
 export type NewClonedVoice = Insertable<ClonedVoiceTable>;
+/** What finishing a creation may write (status, engine, profile...). */
+export type ClonedVoiceOutcome = Pick<Updateable<ClonedVoiceTable>, 'status' | 'engine' | 'engine_settings' | 'profile' | 'transcript' | 'error'>;
 
 /** A clone's sample: mono 16-bit little-endian PCM. */
 export interface StoredSample {
@@ -53,7 +55,7 @@ export class ClonedVoiceRepository {
   }
 
   /** Records the outcome of creation (status, engine, profile...). */
-  async update(id: string, fields: Pick<Updateable<ClonedVoiceTable>, 'status' | 'engine' | 'engine_settings' | 'profile' | 'transcript' | 'error'>): Promise<void> {
+  async update(id: string, fields: ClonedVoiceOutcome): Promise<void> {
     await this.db.updateTable('cloned_voices').set(fields).where('id', '=', id).execute();
   }
 

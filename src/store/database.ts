@@ -1,11 +1,11 @@
-import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Dialect, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { classifyStoreError, guardedDialect, StoreHealth, type StoreLogger } from './availability.js';
 import { backendProfiles, type BackendProfile } from './backend.js';
 import { migrations } from './migrations/index.js';
-import { SqliteDatabase, type SqliteConnection } from './sqlite-driver.js';
+import { SqliteFile } from './sqlite-file.js';
 import type { Database } from './schema.js';
 
 export interface Store {
@@ -27,9 +27,6 @@ const defaultSettings: StoreSettings = { poolSize: 10, connectTimeoutMs: 5_000, 
 
 const quietLog: StoreLogger = { info() {}, warn() {}, error() {} };
 
-/** How often a SQLite file's permissions and identity are compared with those it was opened with, ms. */
-const SQLITE_FILE_CHECK_MS = 1_000;
-
 /**
  * Open the database named by `databaseUrl` (PostgreSQL) or the SQLite file in `dataDir`,
  * and bring its schema up to date.
@@ -42,6 +39,8 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
   let backend: BackendProfile;
   let probe: () => Promise<void>;
   let release: () => void = () => {};
+  // The SQLite file reports faults it finds by watching its files; the tracker is made below.
+  let health: StoreHealth | undefined;
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new pg.Pool({
       connectionString: databaseUrl,
@@ -71,13 +70,13 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
   } else {
     const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : path.join(dataDir, 'parley.db');
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const sqlite = new SqliteFile(file, log);
+    const sqlite = new SqliteFile(file, log, (fault, err) => health?.report(fault, err));
     dialect = new SqliteDialect({ database: sqlite.database });
     backend = backendProfiles.sqlite;
     probe = async () => sqlite.probe();
     release = () => sqlite.stopWatching();
   }
-  const health = new StoreHealth({ probe, log, maxProbeIntervalMs: settings.probeMaxIntervalMs });
+  health = new StoreHealth({ probe, log, maxProbeIntervalMs: settings.probeMaxIntervalMs });
   const db = new Kysely<Database>({ dialect: guardedDialect(dialect, health) });
   const close = async () => {
     health.close();
@@ -91,88 +90,6 @@ export async function openStore(options: { databaseUrl: string; dataDir: string;
     throw err;
   }
   return { db, backend, health, close };
-}
-
-/**
- * A SQLite file behind one connection that can be reopened. An open file descriptor keeps the
- * rights it was opened with, so a file made read-only (or replaced, or restored from a backup)
- * under a running server would go on being written as before; the file is therefore compared
- * with what was opened every second, and reopened between transactions when it changed: from
- * then on SQLite itself refuses writes to a read-only file (503s), and accepts them again once
- * the file is writable and has changed back.
- */
-class SqliteFile {
-  private current: SqliteConnection;
-  private openedAs: Stats | null;
-  private watcher: NodeJS.Timeout | null = null;
-
-  /** What Kysely's SqliteDialect holds: statements always go to the current connection. */
-  readonly database = {
-    prepare: (source: string) => this.current.prepare(source),
-    close: () => this.current.close(),
-  };
-
-  constructor(
-    private readonly file: string,
-    private readonly log: StoreLogger,
-  ) {
-    this.current = SqliteFile.open(file, false);
-    this.openedAs = this.identity();
-    if (file !== ':memory:') {
-      this.watcher = setInterval(() => this.reopenIfChanged(), SQLITE_FILE_CHECK_MS);
-      this.watcher.unref();
-    }
-  }
-
-  private static open(file: string, mustExist: boolean): SqliteConnection {
-    const db = new SqliteDatabase(file, { fileMustExist: mustExist });
-    // WAL lets readers go on while the job runner writes; busy_timeout rides out short write locks.
-    if (!db.readonly) db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
-    db.pragma('foreign_keys = ON');
-    return db;
-  }
-
-  private identity(): Stats | null {
-    if (this.file === ':memory:') return null;
-    try {
-      return statSync(this.file);
-    } catch {
-      return null;
-    }
-  }
-
-  /** Reopen when the file's owner, mode or inode changed; not inside a transaction. */
-  reopenIfChanged(): void {
-    const now = this.identity();
-    const before = this.openedAs;
-    if (!now || !before || this.current.inTransaction) return;
-    if (now.ino === before.ino && now.dev === before.dev && now.mode === before.mode && now.uid === before.uid && now.gid === before.gid) return;
-    try {
-      const next = SqliteFile.open(this.file, true);
-      const previous = this.current;
-      this.current = next;
-      this.openedAs = now;
-      previous.close();
-      this.log.warn({ readonly: next.readonly, mode: (now.mode & 0o777).toString(8) }, 'the database file changed under the server (permissions, owner or a new file); reopened it');
-    } catch (err) {
-      this.log.error({ err }, 'the database file changed under the server and could not be reopened; the open connection is kept');
-      this.openedAs = now;
-    }
-  }
-
-  /** A write that commits (the header's user_version, to its own value): the file takes writes again. */
-  probe(): void {
-    this.reopenIfChanged();
-    if (this.current.inTransaction) throw Object.assign(new Error('a transaction is open'), { code: 'SQLITE_BUSY' });
-    const version = this.current.pragma('user_version', { simple: true }) as number;
-    this.current.pragma(`user_version = ${Number(version) | 0}`);
-  }
-
-  stopWatching(): void {
-    if (this.watcher) clearInterval(this.watcher);
-    this.watcher = null;
-  }
 }
 
 class StaticMigrationProvider implements MigrationProvider {

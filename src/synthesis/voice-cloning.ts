@@ -6,7 +6,8 @@
  * PCM in the database (every node can use it) → its profile is measured → the clone is stored as
  * `processing` (within the account's clone limit, counted and inserted as one step) and the
  * response goes out → the engine is prepared after the response → `completed`, or `failed` with
- * the reason. Everything up to storing is checked before anything is stored, so a bad sample
+ * the reason (a write that meets a database outage is made again once the database answers, so the
+ * clone does not stay `processing`). Everything up to storing is checked before anything is stored, so a bad sample
  * leaves nothing behind. The state lives in the database, so any node lists it; a creation whose
  * node stopped before it finished is marked failed by the next node that starts
  * (failInterrupted).
@@ -32,8 +33,9 @@ import type { ZeroShotTts } from '../engines/server/sherpa-tts.js';
 import type { TtsReference } from '../engines/sherpa-tasks.js';
 import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError } from '../errors.js';
+import { DatabaseUnavailableError } from '../store/availability.js';
 import { newId, nowIso } from '../store/ids.js';
-import type { ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
+import type { ClonedVoiceOutcome, ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
 import { resampleForAnalysis } from '../voice-analysis/analysis-rate.js';
 import { fitEspeakVoice, type MatchedEspeakSettings } from './espeak-voice-match.js';
 import type { ResolvedVoice } from './voice-registry.js';
@@ -136,7 +138,7 @@ export class VoiceCloningService {
       }
       const row = await this.store(request, prepared);
       // The slot is held until the engine is prepared, so the work after the response is bounded too.
-      const work = this.finish(row, request, prepared, zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText }).finally(release);
+      const work = this.finish(row, request, prepared, zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText }, release);
       handedOff = true;
       this.pending.add(work);
       void work.finally(() => this.pending.delete(work));
@@ -255,10 +257,27 @@ export class VoiceCloningService {
 
   /**
    * Prepares the clone's engine and records `completed` or `failed`. Runs after the response, no
-   * longer tied to the client: a client that went away still finds its clone finished.
+   * longer tied to the client: a client that went away still finds its clone finished. `release`
+   * frees the creation's slot once the engine work is done (before the outcome is written).
    */
-  private async finish(row: ClonedVoiceRow, request: CloneRequest, prepared: PreparedSample, zeroShot?: { name: string; pack: string; needsText: boolean }): Promise<void> {
-    const { repo } = this.deps;
+  private async finish(
+    row: ClonedVoiceRow,
+    request: CloneRequest,
+    prepared: PreparedSample,
+    zeroShot: { name: string; pack: string; needsText: boolean } | undefined,
+    release: () => void,
+  ): Promise<void> {
+    let outcome: ClonedVoiceOutcome;
+    try {
+      outcome = await this.prepareEngine(row, request, prepared, zeroShot);
+    } finally {
+      release();
+    }
+    await this.recordOutcome(row.id, outcome);
+  }
+
+  /** The clone's engine and its settings, or `failed` with the reason; never throws. */
+  private async prepareEngine(row: ClonedVoiceRow, request: CloneRequest, prepared: PreparedSample, zeroShot?: { name: string; pack: string; needsText: boolean }): Promise<ClonedVoiceOutcome> {
     const signal = this.closing.signal;
     const language = row.language ?? 'en';
     try {
@@ -275,23 +294,72 @@ export class VoiceCloningService {
           if (!referenceText) throw new InvalidRequestError('no words were recognised in the sample: send what it says in the transcript field');
         }
         const settings: ZeroShotSettings = { pack: zeroShot.pack, ...(referenceText ? { referenceText } : {}) };
-        await repo.update(row.id, { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null });
-      } else {
-        const settings = await fitEspeakVoice(this.deps.espeak, prepared.profile, language);
-        if (signal.aborted) throw new AbortedError();
-        await repo.update(row.id, { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) });
+        return { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null };
       }
+      const settings = await fitEspeakVoice(this.deps.espeak, prepared.profile, language);
+      if (signal.aborted) throw new AbortedError();
+      return { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) };
     } catch (err) {
       // Parley's own errors say what went wrong in words a client can act on; anything else is logged, not shown.
       const reason = signal.aborted ? 'the server shut down before the voice was ready' : err instanceof ParleyError ? err.message : 'an internal error (logged on the server)';
-      await repo
-        .update(row.id, { status: 'failed', error: `the voice could not be prepared: ${reason}` })
-        .catch((updateError: unknown) => this.deps.log?.error({ err: updateError, voiceId: row.id }, 'recording a failed voice clone failed'));
       // A sample the engines cannot use (a 4xx) is the client's to fix, not the operator's.
       if (err instanceof ParleyError && err.status < 500) this.deps.log?.info({ reason: err.message, voiceId: row.id }, 'voice clone creation failed');
       else this.deps.log?.error({ err, voiceId: row.id }, 'voice clone creation failed');
+      return { status: 'failed', error: `the voice could not be prepared: ${reason}` };
     }
   }
+
+  /**
+   * Writes the outcome. While the database is unavailable the write is retried, the wait doubling
+   * up to OUTCOME_RETRY_MAX_DELAY_MS, for at most INTERRUPTED_AFTER_MS (from then on a starting
+   * node takes the creation to be interrupted); at shutdown it is tried once more, not waited for.
+   * A `completed` the database refuses for another reason is recorded as `failed`.
+   */
+  private async recordOutcome(id: string, outcome: ClonedVoiceOutcome): Promise<void> {
+    const { repo } = this.deps;
+    const clock = this.deps.clock ?? Date.now;
+    const started = clock();
+    let delayMs = OUTCOME_RETRY_FIRST_DELAY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await repo.update(id, outcome);
+        if (attempt > 1) this.deps.log?.info({ voiceId: id, status: outcome.status, attempts: attempt, waitedMs: clock() - started }, 'voice clone outcome recorded once the database answered');
+        return;
+      } catch (err) {
+        if (!(err instanceof DatabaseUnavailableError)) {
+          this.deps.log?.error({ err, voiceId: id }, 'recording a voice clone outcome failed');
+          if (outcome.status === 'completed') return this.recordOutcome(id, { status: 'failed', error: 'the voice could not be prepared: an internal error (logged on the server)' });
+          return;
+        }
+        if (this.closing.signal.aborted || clock() - started + delayMs > INTERRUPTED_AFTER_MS) {
+          this.deps.log?.error({ err, voiceId: id, status: outcome.status, attempts: attempt }, 'the outcome of a voice clone could not be recorded: the database stayed unavailable; the clone stays processing until a server starts after it is interrupted');
+          return;
+        }
+        if (attempt === 1) this.deps.log?.info({ voiceId: id, status: outcome.status }, 'voice clone outcome waits for the database');
+        await abortableDelay(delayMs, this.closing.signal);
+        delayMs = Math.min(OUTCOME_RETRY_MAX_DELAY_MS, delayMs * 2);
+      }
+    }
+  }
+}
+
+/** First wait before writing an outcome again, ms. */
+const OUTCOME_RETRY_FIRST_DELAY_MS = 250;
+/** Longest wait between two writes of an outcome, ms. */
+const OUTCOME_RETRY_MAX_DELAY_MS = 10_000;
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 const tooManyClones = (count: number, limit: number) =>

@@ -5,19 +5,25 @@
  * Retry-After in the route family's shape, the real cause must be in the log (never SQLite's
  * "cannot rollback - no transaction is active"), reads go on, and once the file takes writes again
  * the server is ready and works as before, without a restart.
+ * Then the database's files changed in ways SQLite cannot see from inside: the WAL index
+ * (parley.db-shm, which SQLite maps into memory) made immutable, where one write through the
+ * mapping would end the process with SIGBUS; and the files deleted or replaced, where writes would
+ * go into a file no longer at its path and be lost at the next start. The server must stay up,
+ * say not ready naming the cause, refuse writes with 503, and log it.
  * The server is the job-server fixture in a child process. Permissions do not stop root, so as root
  * it runs without the capabilities that bypass them (setpriv drops them from its bounding set):
  * still root, so it reads the checkout wherever that is, but a file's mode bits apply to it.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { randomBase62 } from '../../src/store/ids.js';
+import { repoRoot } from '../helpers/models.js';
 import { skipWhenMissing } from '../helpers/skip.js';
 import { until } from '../jobs/fixtures/job-options.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
@@ -25,6 +31,35 @@ import { startReceiver } from '../jobs/fixtures/receiver.js';
 const fixture = fileURLToPath(new URL('../jobs/fixtures/job-server.ts', import.meta.url));
 const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
+
+/** A directory on a filesystem where `chattr +i` works (tmpfs and overlay may refuse it), or why there is none. */
+function immutableCapableParent(): { dir: string } | { missing: string } {
+  if (process.platform !== 'linux') return { missing: 'needs Linux (chattr)' };
+  if (!asRoot) return { missing: 'needs root (chattr +i needs CAP_LINUX_IMMUTABLE)' };
+  const tried: string[] = [];
+  // The temporary dir, else the checkout's parent: a real disk wherever the tests run from.
+  for (const parent of [tmpdir(), path.dirname(repoRoot)]) {
+    const probe = mkdtempSync(path.join(parent, 'parley-chattr-probe-'));
+    const file = path.join(probe, 'file');
+    try {
+      writeFileSync(file, '');
+      execFileSync('chattr', ['+i', file], { stdio: 'ignore' });
+      execFileSync('chattr', ['-i', file], { stdio: 'ignore' });
+      return { dir: parent };
+    } catch {
+      tried.push(parent);
+    } finally {
+      rmSync(probe, { recursive: true, force: true });
+    }
+  }
+  return { missing: `needs a filesystem that supports chattr +i (not ${tried.join(' nor ')})` };
+}
+
+const immutable = immutableCapableParent();
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
 
 interface Child {
   child: ChildProcess;
@@ -71,8 +106,8 @@ interface Running extends Child {
 }
 
 /** The fixture on a fresh data dir; with `permissions` file modes apply to it even as root. */
-async function withServer(options: { permissions: boolean }, body: (s: Running) => Promise<void>) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-sqlite-fault-'));
+async function withServer(options: { permissions: boolean; parentDir?: string }, body: (s: Running) => Promise<void>) {
+  const dataDir = mkdtempSync(path.join(options.parentDir ?? tmpdir(), 'parley-sqlite-fault-'));
   const key = `sk_${randomBase62(40)}`;
   const receiver = await startReceiver();
   const s = await startFixture({
@@ -105,9 +140,9 @@ async function withServer(options: { permissions: boolean }, body: (s: Running) 
       get: (p) => fetch(s.url + p, { headers: auth, signal: AbortSignal.timeout(10_000) }),
       acked: (id) => receiver.forRequest(id).filter((r) => r.answered === 200).length,
     });
-    assert.equal(s.child.exitCode, null, 'the server is still up');
+    assert.ok(alive(s.child), `the server is still up (exit code ${s.child.exitCode}, signal ${s.child.signalCode})`);
   } finally {
-    if (s.child.exitCode === null) {
+    if (alive(s.child)) {
       const exited = new Promise((r) => s.child.once('exit', r));
       s.child.kill('SIGTERM');
       const kill = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
@@ -184,4 +219,97 @@ describe('a SQLite file that stops taking writes', () => {
       });
     },
   );
+});
+
+/** The admin view of /readyz: its status and the database's check. */
+async function readiness(s: Running): Promise<{ status: number; database: { ok: boolean; error?: string } }> {
+  const res = await s.get('/readyz');
+  const body = (await res.json()) as { database: { ok: boolean; error?: string } };
+  return { status: res.status, database: body.database };
+}
+
+describe('the database files changed under a running server', () => {
+  it(
+    'the WAL index (parley.db-shm) made immutable: the server stays up, says not ready, refuses writes with 503, logs why, and recovers',
+    { skip: skipWhenMissing('missing' in immutable && immutable.missing) },
+    async (t) => {
+      const parentDir = 'dir' in immutable ? immutable.dir : tmpdir();
+      await withServer({ permissions: false, parentDir }, async (s) => {
+        const shm = path.join(s.dataDir, 'parley.db-shm');
+        assert.equal((await s.submit('before')).status, 200);
+        await until('the first job delivered', () => s.acked('before') === 1);
+
+        const exited = new Promise<string>((resolve) => s.child.once('exit', (code, signal) => resolve(`exit code ${code}, signal ${signal}`)));
+        execFileSync('chattr', ['+i', shm]);
+        try {
+          // The job runner polls every 50 ms: each poll is a statement that would touch the mapping.
+          const during = await s.submit('during').catch((err: Error) => err);
+          const outcome = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 1_000))]);
+          t.diagnostic(`1 s after chattr +i on parley.db-shm the server is ${outcome === 'still running' ? 'still running' : `gone (${outcome})`}; the write answered ${during instanceof Error ? during.message : during.status}`);
+          assert.ok(alive(s.child), `the server is up (${outcome}); logs: ${s.logs().slice(-2000)}`);
+          assert.ok(!(during instanceof Error), 'the write got an answer');
+          await expectUnavailable(during);
+          const ready = await readiness(s);
+          assert.equal(ready.status, 503, 'not ready');
+          assert.equal(ready.database.ok, false);
+          assert.match(ready.database.error ?? '', /parley\.db-shm/, '/readyz names the file');
+          assert.equal((await s.submit('still')).status, 503);
+          assert.match(s.logs(), /parley\.db-shm[^\n]*(SIGBUS|immutable)|(SIGBUS|immutable)[^\n]*parley\.db-shm/, 'the cause is logged');
+        } finally {
+          execFileSync('chattr', ['-i', shm]);
+        }
+        await until('ready again', async () => (await fetch(`${s.url}/readyz`)).status === 200, 10_000);
+        assert.equal((await s.submit('after')).status, 200);
+        await until('the job after delivered', () => s.acked('after') === 1);
+        assert.equal(s.acked('during'), 0, 'the refused job was never stored');
+      });
+    },
+  );
+
+  it('the database files deleted: /readyz says not ready within 2 s naming the deletion, and writes get 503', async (t) => {
+    await withServer({ permissions: false }, async (s) => {
+      assert.equal((await s.submit('before')).status, 200);
+      await until('the first job delivered', () => s.acked('before') === 1);
+
+      const files = readdirSync(s.dataDir).filter((name) => name.startsWith('parley.db'));
+      for (const name of files) rmSync(path.join(s.dataDir, name));
+      const deletedAt = Date.now();
+      let notReadyAfterMs: number | undefined;
+      while (Date.now() - deletedAt < 10_000) {
+        if ((await fetch(`${s.url}/readyz`)).status === 503) {
+          notReadyAfterMs = Date.now() - deletedAt;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const write = await s.submit('after-deletion');
+      t.diagnostic(`deleted ${files.join(', ')}: /readyz ${notReadyAfterMs === undefined ? 'still 200 after 10 s' : `503 after ${(notReadyAfterMs / 1000).toFixed(1)} s`}; a job submitted then answered ${write.status}`);
+      assert.ok(notReadyAfterMs !== undefined && notReadyAfterMs <= 2_000, 'not ready within 2 s of the deletion');
+      await expectUnavailable(write);
+      const ready = await readiness(s);
+      assert.equal(ready.status, 503);
+      assert.match(ready.database.error ?? '', /parley\.db was deleted/, '/readyz names the deletion');
+      assert.match(s.logs(), /parley\.db was deleted/, 'logged');
+      assert.equal(s.acked('after-deletion'), 0);
+    });
+  });
+
+  it('the database file replaced by another (a copy moved over it): not ready, writes get 503, nothing reopened', async (t) => {
+    await withServer({ permissions: false }, async (s) => {
+      assert.equal((await s.submit('before')).status, 200);
+      await until('the first job delivered', () => s.acked('before') === 1);
+
+      const file = path.join(s.dataDir, 'parley.db');
+      copyFileSync(file, `${file}.copy`);
+      renameSync(`${file}.copy`, file);
+      const replacedAt = Date.now();
+      await until('not ready', async () => (await fetch(`${s.url}/readyz`)).status === 503, 10_000).catch(() => undefined);
+      const ready = await readiness(s);
+      const write = await s.submit('after-replacement');
+      t.diagnostic(`parley.db replaced: /readyz ${ready.status} after ${((Date.now() - replacedAt) / 1000).toFixed(1)} s; a job submitted then answered ${write.status}`);
+      assert.equal(ready.status, 503);
+      assert.match(ready.database.error ?? '', /parley\.db was replaced/);
+      await expectUnavailable(write);
+    });
+  });
 });
