@@ -40,7 +40,8 @@ const ENCODING_BY_TYPE: Record<string, { encoding: RawEncoding; defaultRate: num
  */
 export function rawFormatFromHint(contentType?: string, filename?: string): RawFormat | null {
   const [type = '', ...params] = (contentType ?? '').toLowerCase().split(';').map((s) => s.trim());
-  const known = ENCODING_BY_TYPE[type];
+  // Own keys only: a Content-Type of `constructor` must not find what every object inherits.
+  const known = Object.hasOwn(ENCODING_BY_TYPE, type) ? ENCODING_BY_TYPE[type] : undefined;
   if (!known) {
     return /\.(pcm|raw)$/i.test(filename ?? '') ? { encoding: 's16le', sampleRate: 16000, channels: 1 } : null;
   }

@@ -152,6 +152,13 @@ describe('decodeAudio: headerless PCM named by the Content-Type', () => {
     assert.equal(audio.samples.length, signal.length);
     assert.ok(correlation(audio.samples, signal) > 0.99999);
   });
+
+  test('a type named like what every object inherits (constructor, __proto__) names no raw format', async () => {
+    const bytes = new Uint8Array(16_000).fill(0x55);
+    for (const contentType of ['constructor;rate=16000', '__proto__;rate=8000', 'hasownproperty;rate=16000']) {
+      await assert.rejects(decodeAudio(bytes, { contentType }, { ffmpeg: false }), UnsupportedAudioError, contentType);
+    }
+  });
 });
 
 const CORPUS = corpusDir;

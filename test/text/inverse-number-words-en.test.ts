@@ -231,6 +231,17 @@ describe('English inverse text normalisation', () => {
     check(cases);
   });
 
+  it('words that name what every object inherits (constructor, toString, __proto__) are words, not numbers', () => {
+    check([
+      ['the constructor', 'the constructor'],
+      ['twenty constructor', '20 constructor'],
+      ['three __proto__', 'three __proto__'],
+      ['one toString', 'one toString'],
+      ['five valueOf dollars', 'five valueOf dollars'],
+      ['twenty five hasOwnProperty', '25 hasOwnProperty'],
+    ], 0);
+  });
+
   it('keeps word indices: a number over several words names its first and last word', () => {
     const tokens = englishInverseNumbers.normalise(['it', 'costs', 'twenty', 'five', 'dollars', 'today']);
     assert.deepEqual(tokens, [

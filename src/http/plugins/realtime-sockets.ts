@@ -1,7 +1,8 @@
 /**
  * What every WebSocket (synthesis and transcription) is held to: sockets per account, session
- * length, message size, idle time, ping/pong keep-alive, and a client that stops reading. Each
- * limit hit is logged and counted for the readiness report.
+ * length, message size, idle time, ping/pong keep-alive, a client that stops reading, and a client
+ * that sends messages that are not of the socket's protocol. Each limit hit is logged and counted
+ * for the readiness report.
  */
 import type { FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,15 @@ import { InProcessSocketSlots, type SocketSlotStore } from '../../store/socket-s
 type RealtimeLimits = Config['realtime'];
 
 export type RealtimeKind = 'synthesis' | 'transcription';
-export type RealtimeLimitName = 'socketsPerAccount' | 'sessionLength' | 'messageSize' | 'backPressure' | 'idleTimeout' | 'unansweredPing' | 'inputBacklog';
+export type RealtimeLimitName =
+  | 'socketsPerAccount'
+  | 'sessionLength'
+  | 'messageSize'
+  | 'backPressure'
+  | 'idleTimeout'
+  | 'unansweredPing'
+  | 'inputBacklog'
+  | 'malformedMessages';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CloseCode = { normal: 1000, goingAway: 1001, policy: 1008, tooBig: 1009, internal: 1011 } as const;
@@ -63,6 +72,7 @@ export class RealtimeSockets {
     idleTimeout: 0,
     unansweredPing: 0,
     inputBacklog: 0,
+    malformedMessages: 0,
   };
 
   /** Told how long each admitted session stayed open (metrics). */
@@ -186,6 +196,9 @@ export class RealtimeSession {
   private readonly sessionTimer: NodeJS.Timeout;
   private readonly pinger: NodeJS.Timeout;
   private answeredPing = true;
+  /** Malformed messages counted in the second that began at malformedSince (performance.now()). */
+  private malformedInSecond = 0;
+  private malformedSince = 0;
 
   constructor(
     readonly socket: WebSocket,
@@ -243,6 +256,31 @@ export class RealtimeSession {
       this.sockets.hit('idleTimeout', this.request, { idleTimeoutMs: this.idleTimeoutMs });
       this.close(CloseCode.normal, `idle for ${Math.round(this.idleTimeoutMs / 1000)} s`);
     }, this.idleTimeoutMs);
+  }
+
+  /**
+   * Counts a message that is not of the socket's protocol (not JSON, not an object, a binary frame
+   * where text is expected, an unknown type): no working client sends them in numbers, a flood of
+   * them is only work for the server. Returns the sentence to send the client, in the route's error
+   * shape, when this one is over limits.maxMalformedMessagesPerSecond within a second; the route
+   * then sends it instead of the message's own error, and calls closeMalformed().
+   */
+  countMalformed(): string | undefined {
+    const now = performance.now();
+    if (now - this.malformedSince >= 1000) {
+      this.malformedSince = now;
+      this.malformedInSecond = 0;
+    }
+    const max = this.sockets.limits.maxMalformedMessagesPerSecond;
+    if (++this.malformedInSecond <= max) return undefined;
+    return `more than ${max} malformed messages within a second: the socket is closed`;
+  }
+
+  /** Closes the socket after countMalformed() said so (once the route has sent its error: a close goes after what was sent). */
+  closeMalformed(): void {
+    if (!this.isOpen) return;
+    this.sockets.hit('malformedMessages', this.request, { maxMalformedMessagesPerSecond: this.sockets.limits.maxMalformedMessagesPerSecond });
+    this.close(CloseCode.policy, 'too many malformed messages');
   }
 
   close(code: number, reason: string): void {

@@ -7,7 +7,8 @@
  * waits without a sentence end after that long) and `word_timestamps`. A message of only
  * whitespace with nothing buffered is a keep-alive: no audio, no answer. Answers: `chunk`
  * messages of base64 audio (and `word_timestamp` messages when asked), then `complete`; or
- * `error`, after which the socket stays usable. Requests run one after another in the order they
+ * `error`, after which the socket stays usable (unless messages that are not speech requests at all
+ * pass the socket's limit on malformed messages: it is then closed). Requests run one after another in the order they
  * arrived, so any number of them complete in turn on one socket; their pieces go through the
  * synthesis scheduler like SSE streams.
  * Each message that starts a request pays the account's synthesis rate limit as a REST request
@@ -23,6 +24,7 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import type { ResolvedSynthesis, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { TextFeed } from '../../synthesis/text-feed.js';
 import { logWireError, toWireError } from '../plugins/error-mapping.js';
+import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
@@ -68,7 +70,7 @@ class SynthesisSocket {
   private buffering: SocketRequest | undefined;
   private queue: Promise<void> = Promise.resolve();
   /** Messages are taken in order, each after the one before has paid its rate-limit token. */
-  private intake: Promise<void> = Promise.resolve();
+  readonly messages: OrderedMessages;
   private anonymous = 0;
 
   /** @param pathModel the model the path names; undefined where each message names its own. */
@@ -78,17 +80,16 @@ class SynthesisSocket {
     private readonly validators: Validators,
     private readonly options: RealtimeSynthesisOptions,
   ) {
+    this.messages = new OrderedMessages(session, options.sockets, (data, isBinary) => this.take(data, isBinary));
     session.closed.signal.addEventListener('abort', () => {
       for (const request of this.requests.values()) clearTimeout(request.flushTimer);
     });
   }
 
-  onMessage(data: RawData, isBinary: boolean): void {
-    this.intake = this.intake.then(() => this.take(data, isBinary));
-  }
-
   private async take(data: RawData, isBinary: boolean): Promise<void> {
     let requestId: string | undefined;
+    /** Not a speech request at all (not its protocol), rather than a request with a bad field. */
+    let malformed = true;
     try {
       if (isBinary) throw new InvalidRequestError('Messages must be JSON text frames');
       let parsed: unknown;
@@ -98,6 +99,7 @@ class SynthesisSocket {
         throw new InvalidRequestError('Request body is not valid JSON');
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidRequestError('Request body must be a JSON object');
+      malformed = false;
       requestId = (parsed as { request_id?: unknown }).request_id as string | undefined;
       if (typeof requestId !== 'string') requestId = undefined;
       const model = this.modelOf(parsed as { model?: unknown });
@@ -105,7 +107,15 @@ class SynthesisSocket {
       if (this.startsRequest(message)) await this.options.chargeRequest(this.session.request.accountId);
       this.accept(model, message);
     } catch (err) {
-      void this.sendError(requestId ?? this.buffering?.id ?? null, err);
+      const id = requestId ?? this.buffering?.id ?? null;
+      const overLimit = malformed ? this.session.countMalformed() : undefined;
+      if (overLimit) {
+        void this.sendError(id, new InvalidRequestError(overLimit));
+        this.session.closeMalformed();
+        return;
+      }
+      // Awaited: while the client reads none of its errors, the next message waits (and the socket stops reading).
+      await this.sendError(id, err);
     }
   }
 
@@ -265,8 +275,9 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
           const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
           if (!session) return;
           const handler = new SynthesisSocket(session, model, validators, options);
-          session.receive((data, isBinary) => handler.onMessage(data, isBinary));
-          socket.resume();
+          session.receive(handler.messages.receive);
+          // Else the queue resumes the socket once it has drained to half.
+          if (socket.isPaused && !handler.messages.backlogged) socket.resume();
         },
       );
     }

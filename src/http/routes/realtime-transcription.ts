@@ -11,7 +11,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { RawData } from 'ws';
 import { createStreamDecoder, type StreamDecoder, type StreamEncoding } from '../../audio/stream-decoder.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
@@ -21,6 +21,7 @@ import { applyToLiveTranscriptWithModels, liveTranscriptionOptions, type LiveTra
 import type { Punctuator } from '../../engines/types.js';
 import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 import { toDomainError } from '../plugins/error-mapping.js';
+import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
 import { TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
@@ -55,8 +56,6 @@ interface SocketSettings {
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
 const BACKLOG_SECONDS = 10;
-/** Received frames waiting to be handled, bytes, before the socket stops reading. */
-const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
 function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscriptionOptions): SocketSettings {
   const sampleRate = q.sample_rate === undefined ? 16_000 : Number(q.sample_rate);
@@ -124,14 +123,17 @@ function speakerNumber(label: string): number {
 }
 
 class TranscriptionSocket {
-  private queue: Promise<void> = Promise.resolve();
+  /**
+   * Messages are handled one at a time, in order: audio after a finalize belongs to the next final.
+   * While a finalize waits for the engine, frames queue there (and the socket stops reading past its bounds).
+   */
+  readonly messages: OrderedMessages;
   /**
    * Messages to the client, made and sent one at a time in the order the session gave them: a
    * final waiting for the punctuation model (at most realtime.punctuationWaitMs) holds back what
    * comes after it, so finals stay in the order of their utterances.
    */
   private outbox: Promise<void> = Promise.resolve();
-  private queuedBytes = 0;
   private closing = false;
   /** The finals so far, for full_transcript. */
   private finals: string[] = [];
@@ -146,7 +148,9 @@ class TranscriptionSocket {
     private readonly live: boolean,
     /** For format=true on finals, when a punctuation pack is installed. */
     private readonly punctuator: Punctuator | undefined,
-  ) {}
+  ) {
+    this.messages = new OrderedMessages(session, options.sockets, (data, isBinary) => this.handle(data, isBinary));
+  }
 
   send(event: StreamingEvent): void {
     this.post(async () => (event.type === 'transcription' ? this.transcriptMessage(event) : event));
@@ -201,31 +205,6 @@ class TranscriptionSocket {
     this.session.close(code, reason);
   }
 
-  /**
-   * Messages are handled one at a time, in order: audio after a finalize belongs to the next final.
-   * While a finalize waits for the engine, frames queue here; past MAX_QUEUED_BYTES the socket
-   * stops reading (TCP pushes back on the client) until half of them are handled.
-   */
-  get backlogged(): boolean {
-    return this.queuedBytes > MAX_QUEUED_BYTES / 2;
-  }
-
-  onMessage(data: RawData, isBinary: boolean): void {
-    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-    this.queuedBytes += size;
-    const { socket } = this.session;
-    if (this.queuedBytes > MAX_QUEUED_BYTES && !socket.isPaused) {
-      this.options.sockets.hit('inputBacklog', this.session.request, { queuedBytes: this.queuedBytes });
-      socket.pause();
-    }
-    this.queue = this.queue
-      .then(() => this.handle(data, isBinary))
-      .finally(() => {
-        this.queuedBytes -= size;
-        if (socket.isPaused && this.queuedBytes <= MAX_QUEUED_BYTES / 2) socket.resume();
-      });
-  }
-
   private async handle(data: RawData, isBinary: boolean): Promise<void> {
     if (this.closing || !this.session.isOpen) return;
     try {
@@ -254,6 +233,14 @@ class TranscriptionSocket {
         await this.stt.finalize(true);
         await this.closeAfterMessages(CloseCode.normal, 'stream closed');
       } else {
+        const overLimit = this.session.countMalformed();
+        if (overLimit) {
+          this.error(overLimit);
+          this.closing = true; // nothing more is taken while the messages before the error go out
+          await this.outbox;
+          this.session.closeMalformed();
+          return;
+        }
         this.error('Text frames must be {"type":"finalize"} or {"type":"close_stream"}; audio goes in binary frames');
       }
     } catch (err) {
@@ -334,9 +321,9 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
             if (session.closed.signal.aborted) return stop();
             session.closed.signal.addEventListener('abort', stop);
             handler = new TranscriptionSocket(session, stt, decoder, settings, options, live, settings.options.text?.format ? engines.punctuator : undefined);
-            session.receive(handler.onMessage.bind(handler));
+            session.receive(handler.messages.receive);
             // Else the queue resumes the socket once it has drained to half.
-            if (socket.isPaused && !handler.backlogged) socket.resume();
+            if (socket.isPaused && !handler.messages.backlogged) socket.resume();
           } catch (err) {
             engines.release();
             request.log.error({ err }, 'streaming transcription could not start');

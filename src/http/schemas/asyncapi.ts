@@ -77,7 +77,8 @@ function limitsText(limits: RealtimeLimits): string {
     `A socket is closed with 1008 after ${limits.maxSessionSeconds} s, with 1009 on a message over ${mib(limits.maxMessageBytes)}, and with 1000 after ${limits.idleTimeoutMs / 1000} s with no message either way (?timeout= sets it in seconds, up to ${limits.maxIdleTimeoutMs / 1000}).`,
     `The server pings every ${limits.pingIntervalMs / 1000} s and drops a client that did not answer the previous ping.`,
     `Synthesis pauses while ${mib(limits.maxBufferedBytes)} waits for a client that does not read, and closes the socket with 1008 if it stays so.`,
-    'Streaming transcription stops reading past 4 MiB of frames waiting for the engines, so TCP pushes back on the client.',
+    `A socket stops reading past ${limits.maxQueuedMessages} messages or ${mib(limits.maxQueuedMessageBytes)} waiting to be handled (transcription waiting for the engines), so TCP pushes back on the client.`,
+    `One more than ${limits.maxMalformedMessagesPerSecond} messages within a second that are not of the socket's protocol (not JSON, not an object, a binary frame where text is expected, an unknown type) gets an error message and the socket is closed with 1008.`,
   ].join(' ');
 }
 

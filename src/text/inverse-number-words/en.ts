@@ -29,22 +29,30 @@
  */
 import type { InverseNumberWords, NormalisedToken } from './types.js';
 
-const UNITS: Record<string, number> = { zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9 };
-const TEENS: Record<string, number> = {
+/**
+ * A table of words as a Map: a transcript's word must be one of its own keys, never a name every
+ * object inherits ("constructor" is an English word; a plain object would answer it with a function).
+ */
+function wordTable<T = number>(entries: Record<string, T>): ReadonlyMap<string, T> {
+  return new Map(Object.entries(entries));
+}
+
+const UNITS = wordTable({ zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9 });
+const TEENS = wordTable({
   ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19,
-};
-const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
-const ORDINAL_UNITS: Record<string, number> = { first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9 };
-const ORDINAL_TEENS: Record<string, number> = {
+});
+const TENS = wordTable({ twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 });
+const ORDINAL_UNITS = wordTable({ first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9 });
+const ORDINAL_TEENS = wordTable({
   tenth: 10, eleventh: 11, twelfth: 12, thirteenth: 13, fourteenth: 14, fifteenth: 15, sixteenth: 16, seventeenth: 17, eighteenth: 18, nineteenth: 19,
-};
-const ORDINAL_TENS: Record<string, number> = {
+});
+const ORDINAL_TENS = wordTable({
   twentieth: 20, thirtieth: 30, fortieth: 40, fiftieth: 50, sixtieth: 60, seventieth: 70, eightieth: 80, ninetieth: 90,
-};
-const SCALES: Record<string, number> = { thousand: 1e3, million: 1e6, billion: 1e9, trillion: 1e12 };
-const ORDINAL_SCALES: Record<string, number> = { thousandth: 1e3, millionth: 1e6, billionth: 1e9, trillionth: 1e12 };
+});
+const SCALES = wordTable({ thousand: 1e3, million: 1e6, billion: 1e9, trillion: 1e12 });
+const ORDINAL_SCALES = wordTable({ thousandth: 1e3, millionth: 1e6, billionth: 1e9, trillionth: 1e12 });
 /** Currency words: the symbol, and whether it is the hundredth of a main unit. */
-const CURRENCIES: Record<string, { symbol: string; minor: boolean }> = {
+const CURRENCIES = wordTable<{ symbol: string; minor: boolean }>({
   dollar: { symbol: '$', minor: false },
   dollars: { symbol: '$', minor: false },
   bucks: { symbol: '$', minor: false },
@@ -59,7 +67,7 @@ const CURRENCIES: Record<string, { symbol: string; minor: boolean }> = {
   cents: { symbol: '¢', minor: true },
   penny: { symbol: 'p', minor: true },
   pence: { symbol: 'p', minor: true },
-};
+});
 const MINOR_OF: Record<string, string> = { $: 'cents', '€': 'cents', '£': 'pence', '₹': 'paise' };
 
 /** One piece of a word: "twenty-three" is two atoms of one word; "p.m." is one atom "pm". */
@@ -97,7 +105,7 @@ function splitPunctuation(word: string): { lead: string; core: string; trail: st
 }
 
 const isNumberWord = (w: string) =>
-  w in UNITS || w in TEENS || w in TENS || w in ORDINAL_UNITS || w in ORDINAL_TEENS || w in ORDINAL_TENS || w === 'hundred' || w === 'hundredth' || w in SCALES || w in ORDINAL_SCALES;
+  UNITS.has(w) || TEENS.has(w) || TENS.has(w) || ORDINAL_UNITS.has(w) || ORDINAL_TEENS.has(w) || ORDINAL_TENS.has(w) || w === 'hundred' || w === 'hundredth' || SCALES.has(w) || ORDINAL_SCALES.has(w);
 
 function ordinalSuffix(n: number): string {
   const lastTwo = n % 100;
@@ -122,17 +130,17 @@ class Parser {
   under100(j: number, start: number): Under100 | undefined {
     const w = this.at(j, start);
     if (w === undefined) return undefined;
-    if (w in TENS) {
+    if (TENS.has(w)) {
       const next = this.at(j + 1, start);
-      if (next !== undefined && next in UNITS && UNITS[next]! > 0) return { value: TENS[w]! + UNITS[next]!, end: j + 2, ordinal: false, shape: 'two-digit' };
-      if (next !== undefined && next in ORDINAL_UNITS) return { value: TENS[w]! + ORDINAL_UNITS[next]!, end: j + 2, ordinal: true, shape: 'two-digit' };
-      return { value: TENS[w]!, end: j + 1, ordinal: false, shape: 'two-digit' };
+      if (next !== undefined && UNITS.has(next) && UNITS.get(next)! > 0) return { value: TENS.get(w)! + UNITS.get(next)!, end: j + 2, ordinal: false, shape: 'two-digit' };
+      if (next !== undefined && ORDINAL_UNITS.has(next)) return { value: TENS.get(w)! + ORDINAL_UNITS.get(next)!, end: j + 2, ordinal: true, shape: 'two-digit' };
+      return { value: TENS.get(w)!, end: j + 1, ordinal: false, shape: 'two-digit' };
     }
-    if (w in ORDINAL_TENS) return { value: ORDINAL_TENS[w]!, end: j + 1, ordinal: true, shape: 'two-digit' };
-    if (w in TEENS) return { value: TEENS[w]!, end: j + 1, ordinal: false, shape: 'two-digit' };
-    if (w in ORDINAL_TEENS) return { value: ORDINAL_TEENS[w]!, end: j + 1, ordinal: true, shape: 'two-digit' };
-    if (w in UNITS) return { value: UNITS[w]!, end: j + 1, ordinal: false, shape: 'unit' };
-    if (w in ORDINAL_UNITS) return { value: ORDINAL_UNITS[w]!, end: j + 1, ordinal: true, shape: 'unit' };
+    if (ORDINAL_TENS.has(w)) return { value: ORDINAL_TENS.get(w)!, end: j + 1, ordinal: true, shape: 'two-digit' };
+    if (TEENS.has(w)) return { value: TEENS.get(w)!, end: j + 1, ordinal: false, shape: 'two-digit' };
+    if (ORDINAL_TEENS.has(w)) return { value: ORDINAL_TEENS.get(w)!, end: j + 1, ordinal: true, shape: 'two-digit' };
+    if (UNITS.has(w)) return { value: UNITS.get(w)!, end: j + 1, ordinal: false, shape: 'unit' };
+    if (ORDINAL_UNITS.has(w)) return { value: ORDINAL_UNITS.get(w)!, end: j + 1, ordinal: true, shape: 'unit' };
     return undefined;
   }
 
@@ -163,7 +171,7 @@ class Parser {
       let part = this.below1000(k, j);
       if (!part && this.at(k, j) === 'a') {
         const next = this.at(k + 1, j);
-        if (next !== undefined && (next in SCALES || next in ORDINAL_SCALES)) part = { value: 1, end: k + 1, ordinal: false, shape: 'unit' };
+        if (next !== undefined && (SCALES.has(next) || ORDINAL_SCALES.has(next))) part = { value: 1, end: k + 1, ordinal: false, shape: 'unit' };
       }
       if (!part) break;
       if (part.ordinal) {
@@ -173,14 +181,14 @@ class Parser {
         return { value: total, end: k, ordinal: true, shape: parts > 1 ? 'two-digit' : part.shape, parts };
       }
       const scaleWord = this.at(part.end, j);
-      const scale = scaleWord === undefined ? undefined : (SCALES[scaleWord] ?? ORDINAL_SCALES[scaleWord]);
+      const scale = scaleWord === undefined ? undefined : (SCALES.get(scaleWord) ?? ORDINAL_SCALES.get(scaleWord));
       if (scale !== undefined && part.value > 0) {
         if (scale >= lastScale) break; // "two thousand three thousand": two numbers
         total += part.value * scale;
         k = part.end + 1;
         parts++;
         shape = 'two-digit';
-        if (scaleWord! in ORDINAL_SCALES) return { value: total, end: k, ordinal: true, shape, parts };
+        if (ORDINAL_SCALES.has(scaleWord!)) return { value: total, end: k, ordinal: true, shape, parts };
         lastScale = scale;
         if (this.at(k, j) === 'and') {
           const after = this.below1000(k + 1, j);
@@ -209,8 +217,8 @@ class Parser {
     for (;;) {
       const w = this.at(k, j);
       if (w === undefined) break;
-      if ((w === 'double' || w === 'triple') && this.at(k + 1, j) !== undefined && this.at(k + 1, j)! in UNITS) {
-        digits += String(UNITS[this.at(k + 1, j)!]).repeat(w === 'double' ? 2 : 3);
+      if ((w === 'double' || w === 'triple') && this.at(k + 1, j) !== undefined && UNITS.has(this.at(k + 1, j)!)) {
+        digits += String(UNITS.get(this.at(k + 1, j)!)).repeat(w === 'double' ? 2 : 3);
         k += 2;
         groups++;
         continue;
@@ -235,7 +243,7 @@ class Parser {
       groups++;
     }
     const after = this.at(k, j);
-    if (groups < 2 || digits.length < 3 || (after !== undefined && (after === 'hundred' || after in SCALES || after === 'point'))) return undefined;
+    if (groups < 2 || digits.length < 3 || (after !== undefined && (after === 'hundred' || SCALES.has(after) || after === 'point'))) return undefined;
     return { text: digits, end: k };
   }
 
@@ -343,8 +351,8 @@ class Parser {
     let end = k;
     for (;;) {
       const w = this.at(end, start);
-      if (w === undefined || !(w in UNITS || w === 'oh')) break;
-      digits += w === 'oh' ? '0' : String(UNITS[w]);
+      if (w === undefined || !(UNITS.has(w) || w === 'oh')) break;
+      digits += w === 'oh' ? '0' : String(UNITS.get(w));
       end++;
     }
     return digits ? { text: digits, end } : undefined;
@@ -389,12 +397,12 @@ class Parser {
     let k = n.end;
     let scale = '';
     const maybeScale = this.at(k, start);
-    if (maybeScale !== undefined && maybeScale in SCALES && maybeScale !== 'thousand') {
+    if (maybeScale !== undefined && SCALES.has(maybeScale) && maybeScale !== 'thousand') {
       scale = ` ${maybeScale}`;
       k++;
     }
     const word = this.at(k, start);
-    const currency = word === undefined ? undefined : CURRENCIES[word];
+    const currency = word === undefined ? undefined : CURRENCIES.get(word);
     if (!currency) return undefined;
     if (currency.minor) return scale ? undefined : { text: `${n.text}${currency.symbol}`, end: k + 1 };
     let text = `${currency.symbol}${n.text}${scale}`;
@@ -403,7 +411,7 @@ class Parser {
     const andAt = this.at(end, start) === 'and' ? end + 1 : end;
     const minor = !scale && n.value !== undefined ? this.cardinal(andAt) : undefined;
     const minorWord = minor ? this.at(minor.end, start) : undefined;
-    if (minor && !minor.ordinal && minor.value < 100 && minorWord !== undefined && CURRENCIES[minorWord]?.minor) {
+    if (minor && !minor.ordinal && minor.value < 100 && minorWord !== undefined && CURRENCIES.get(minorWord)?.minor) {
       if (MINOR_OF[currency.symbol] === minorWord || minorWord === 'cents' || minorWord === 'cent' || minorWord === 'pence' || minorWord === 'penny') {
         text = `${currency.symbol}${n.text}.${String(minor.value).padStart(2, '0')}`;
         end = minor.end + 1;

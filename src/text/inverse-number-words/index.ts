@@ -8,5 +8,6 @@ const BY_LANGUAGE: Record<string, InverseNumberWords> = { en: englishInverseNumb
 
 /** The normaliser for an ISO 639-1 code, or undefined when the language has none yet. */
 export function inverseNumberWordsFor(language: string): InverseNumberWords | undefined {
-  return BY_LANGUAGE[language];
+  // Own keys only: a language named like what every object inherits has no normaliser.
+  return Object.hasOwn(BY_LANGUAGE, language) ? BY_LANGUAGE[language] : undefined;
 }

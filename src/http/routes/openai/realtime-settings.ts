@@ -43,8 +43,17 @@ export interface TranscriptionSettings {
 
 /** OpenAI's defaults for server VAD. */
 export const defaultServerVad: ServerVad = { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 };
-/** semantic_vad's eagerness read as the pause that ends a turn (Parley's VAD judges pauses, not meaning). */
-const eagernessSilenceMs = { low: 1_000, medium: 500, auto: 500, high: 250 } as const;
+/**
+ * semantic_vad's eagerness read as the pause that ends a turn (Parley's VAD judges pauses, not
+ * meaning). A Map, so that only these names are found: a plain object would also answer names
+ * every object inherits (`constructor`, `toString`, `__proto__`).
+ */
+const eagernessSilenceMs: ReadonlyMap<string, number> = new Map([
+  ['low', 1_000],
+  ['medium', 500],
+  ['auto', 500],
+  ['high', 250],
+]);
 
 /** An `error` event: OpenAI's error type and code, and the field at fault. */
 export class RealtimeEventError extends Error {
@@ -84,9 +93,10 @@ function turnDetection(value: unknown, param: string, current: ServerVad | null)
   const base = current ?? defaultServerVad;
   const type = given.type ?? 'server_vad';
   if (type === 'semantic_vad') {
-    const eagerness = (given.eagerness ?? 'auto') as string;
-    if (!(eagerness in eagernessSilenceMs)) throw new RealtimeEventError(`${param}.eagerness must be low, medium, high or auto`, `${param}.eagerness`);
-    return { ...defaultServerVad, silence_duration_ms: eagernessSilenceMs[eagerness as keyof typeof eagernessSilenceMs] };
+    const eagerness = given.eagerness ?? 'auto';
+    const silenceMs = typeof eagerness === 'string' ? eagernessSilenceMs.get(eagerness) : undefined;
+    if (silenceMs === undefined) throw new RealtimeEventError(`${param}.eagerness must be low, medium, high or auto`, `${param}.eagerness`);
+    return { ...defaultServerVad, silence_duration_ms: silenceMs };
   }
   if (type !== 'server_vad') throw new RealtimeEventError(`${param}.type must be server_vad, semantic_vad, or turn_detection null for manual commits`, `${param}.type`);
   return {

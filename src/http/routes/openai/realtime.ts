@@ -51,12 +51,13 @@ export interface OpenAiRealtimeOptions {
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
 const BACKLOG_SECONDS = 10;
-/** Received events waiting to be handled, bytes, before the socket stops reading. */
-const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 /** OpenAI refuses to commit less audio than this. */
 const MIN_COMMIT_MS = 100;
 /** An utterance never ends by silence when the client commits turns itself (it is cut at realtime.maxUtteranceSeconds). */
 const NO_SILENCE_END = 1e9;
+
+/** An event that is not of the protocol at all (not a JSON object, a binary frame, an unknown type): counted against the malformed-message limit. */
+class MalformedEventError extends RealtimeEventError {}
 
 function newId(prefix: string): string {
   return `${prefix}_${randomBytes(12).toString('base64url')}`;
@@ -93,7 +94,7 @@ class TranscriptionSessionSocket {
     private readonly options: OpenAiRealtimeOptions,
     private readonly partialBudget: PartialBudget,
   ) {
-    this.messages = new OrderedMessages(session, options.sockets, MAX_QUEUED_BYTES, (data, isBinary) => this.handle(data, isBinary));
+    this.messages = new OrderedMessages(session, options.sockets, (data, isBinary) => this.handle(data, isBinary));
   }
 
   private get language(): string {
@@ -247,16 +248,21 @@ class TranscriptionSessionSocket {
     if (!this.session.isOpen) return;
     let event: Record<string, unknown> | undefined;
     try {
-      if (isBinary) throw new RealtimeEventError('Events are JSON text messages; audio goes base64 in input_audio_buffer.append', null, 'invalid_event');
+      if (isBinary) throw new MalformedEventError('Events are JSON text messages; audio goes base64 in input_audio_buffer.append', null, 'invalid_event');
       try {
         const parsed: unknown = JSON.parse(data.toString());
         if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) event = parsed as Record<string, unknown>;
       } catch {
         // answered below
       }
-      if (!event) throw new RealtimeEventError('The event is not a JSON object', null, 'invalid_json');
+      if (!event) throw new MalformedEventError('The event is not a JSON object', null, 'invalid_json');
       await this.dispatch(event);
     } catch (err) {
+      const overLimit = err instanceof MalformedEventError ? this.session.countMalformed() : undefined;
+      if (overLimit) {
+        this.sendError(new RealtimeEventError(overLimit, null, 'rate_limit_exceeded'), event?.event_id);
+        return this.session.closeMalformed();
+      }
       if (err instanceof RealtimeEventError) return this.sendError(err, event?.event_id);
       if (err instanceof AbortedError || !this.session.isOpen) return;
       const domain = toDomainError(err, 'stt');
@@ -320,7 +326,7 @@ class TranscriptionSessionSocket {
         this.send({ type: 'input_audio_buffer.cleared' });
         return;
       default:
-        throw new RealtimeEventError(
+        throw new MalformedEventError(
           `Invalid value: '${String(event.type)}'. A transcription session takes session.update, transcription_session.update, input_audio_buffer.append, input_audio_buffer.commit and input_audio_buffer.clear`,
           'type',
           'invalid_value',

@@ -283,6 +283,28 @@ describe('GET /v1/realtime?intent=transcription over WSS', { skip: NEEDS }, () =
     for (const e of got) assert.ok(typeof e.message === 'string' && e.message.length > 10);
   });
 
+  it("semantic_vad's eagerness: names every object inherits (constructor, toString, __proto__) are refused as any bad value is; high still works", async (t) => {
+    const session = await Session.open(client, cert.ca);
+    const update = (eventId: string, eagerness: string) =>
+      session.rt.send({ type: 'session.update', event_id: eventId, session: { type: 'transcription', audio: { input: { turn_detection: { type: 'semantic_vad', eagerness } } } } } as never);
+    const inherited = ['constructor', 'toString', '__proto__'];
+    for (const name of inherited) update(`evt_${name}`, name);
+    update('evt_loud', 'loud');
+    update('evt_high', 'high');
+    const updated = await session.next('session.updated');
+    session.close();
+    const errors = session.of('error').map((e) => e.error);
+    const refusedInherited = errors.filter((e) => inherited.some((name) => e.event_id === `evt_${name}`)).length;
+    t.diagnostic(`inherited eagerness names refused: ${refusedInherited} of ${inherited.length}`);
+    const param = 'session.audio.input.turn_detection.eagerness';
+    assert.deepEqual(
+      errors.map((e) => [e.type, e.code, e.param, e.event_id, e.message]),
+      [...inherited, 'loud'].map((name) => ['invalid_request_error', 'invalid_value', param, `evt_${name}`, `${param} must be low, medium, high or auto`]),
+    );
+    assert.equal(session.of('session.updated').length, 1, 'only the valid update is applied');
+    assert.deepEqual(updated.session.audio.input.turn_detection, { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 250 });
+  });
+
   it("the browser's form: the key as subprotocol openai-insecure-api-key.<key>, and \"realtime\" chosen (the key never echoed)", async () => {
     const url = `${s.url.replace('https:', 'wss:')}/v1/realtime?intent=transcription`;
     const ws = new WebSocket(url, ['realtime', `openai-insecure-api-key.${s.key}`], { ca: cert.ca });
