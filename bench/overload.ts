@@ -69,12 +69,14 @@ interface Answer {
 type Attempt = (signal: AbortSignal) => Promise<Answer>;
 type ClientKind = 'fetch' | 'node:http';
 
-/** CPU seconds (utime + stime, all threads) the process `pid` has used. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds the process `pid` has used (all threads): in user space and in the kernel. */
+function cpuSeconds(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
 }
+
+const cpuBetween = (from: { user: number; system: number }, to: { user: number; system: number }) => ({ user: to.user - from.user, system: to.system - from.system });
 
 async function drive(clients: number, retryAtOnce: boolean, attempt: Attempt, seconds = SECONDS, ramp = RAMP_SECONDS): Promise<Run> {
   const run: Run = { ok: 0, refused: 0, broken: 0, failed: 0, audioSeconds: 0, wallSeconds: seconds };
@@ -203,18 +205,23 @@ async function refusalCost(): Promise<void> {
       };
       const idleFrom = cpuSeconds(serverPid);
       await new Promise((r) => setTimeout(r, 1_000));
-      const idlePerSecond = cpuSeconds(serverPid) - idleFrom;
-      let cpuFrom = 0;
+      const idle = cpuBetween(idleFrom, cpuSeconds(serverPid));
+      let cpuFrom = idleFrom;
+      let cpuTo = idleFrom;
       const started = drive(16, true, attempt, REFUSAL_SECONDS, 1);
       setTimeout(() => (cpuFrom = cpuSeconds(serverPid)), 1_000);
-      let cpuTo = 0;
       setTimeout(() => (cpuTo = cpuSeconds(serverPid)), (1 + REFUSAL_SECONDS) * 1000);
       const run = await started;
-      const perRefusalMs = ((cpuTo - cpuFrom - idlePerSecond * REFUSAL_SECONDS) * 1000) / Math.max(1, run.refused + run.broken);
+      const refusals = Math.max(1, run.refused + run.broken);
+      const used = cpuBetween(cpuFrom, cpuTo);
+      const perRefusal = (seconds: number, idleSeconds: number) => ((seconds - idleSeconds * REFUSAL_SECONDS) * 1000) / refusals;
+      const userMs = perRefusal(used.user, idle.user);
+      const systemMs = perRefusal(used.system, idle.system);
+      const totalMs = userMs + systemMs;
       const what = `${kind}, ${body ? `${Math.round(wav.length / 1024)} KiB body` : 'no body'}`;
       console.log(
-        `   ${what.padEnd(24)} ${perRefusalMs.toFixed(3)} ms CPU per refusal (÷ limit ${REFUSAL_CPU_LIMIT_MS} ms: ${(perRefusalMs / REFUSAL_CPU_LIMIT_MS).toFixed(2)})   ` +
-          `${((run.refused + run.broken) / REFUSAL_SECONDS).toFixed(0)} refusals/s, ${run.broken} of them unread (connection broken)   other ${run.failed + run.ok}`,
+        `   ${what.padEnd(24)} ${totalMs.toFixed(3)} ms CPU per refusal (user ${userMs.toFixed(3)}, kernel ${systemMs.toFixed(3)}; ÷ limit ${REFUSAL_CPU_LIMIT_MS} ms: ${(totalMs / REFUSAL_CPU_LIMIT_MS).toFixed(2)})   ` +
+          `${(refusals / REFUSAL_SECONDS).toFixed(0)} refusals/s, ${run.broken} of them unread (connection broken)   other ${run.failed + run.ok}`,
       );
     }
   }
