@@ -15,8 +15,11 @@
  * - `ping` → `pong`.
  * Limits are those of the WebSockets (config.realtime): connections per account (the same slots),
  * idle time, session length, the size of one event; audio waiting to be transcribed is bounded as
- * on the streaming socket. A bad event gets an `error` event (`text`, `code`) and the connection goes on;
- * only a header line that cannot be read to its end closes it.
+ * on the streaming socket. Events are handled one at a time and parsed only when their turn comes:
+ * while one is handled (or its answer waits for a client that does not read), the socket is read
+ * at most one event ahead, so a connection holds one parsed event and about one event's bytes.
+ * A bad event gets an `error` event (`text`, `code`) and the connection goes on; only a header line
+ * that cannot be read to its end closes it.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -55,6 +58,21 @@ const SHERPA_ONNX = { name: 'sherpa-onnx', url: 'https://github.com/k2-fsa/sherp
 const ESPEAK_NG = { name: 'eSpeak NG', url: 'https://github.com/espeak-ng/espeak-ng' };
 /** Longest JSON line of one event. */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** Most JSON values in one event's data: what this server reads from an event is a few fields. */
+const MAX_DATA_VALUES = 4_096;
+/** The event types this server acts on (handle()); the data and payload of others are not read. */
+const HANDLED_EVENTS: ReadonlySet<string> = new Set([
+  'describe',
+  'ping',
+  'transcribe',
+  'audio-start',
+  'audio-chunk',
+  'audio-stop',
+  'synthesize',
+  'synthesize-start',
+  'synthesize-chunk',
+  'synthesize-stop',
+]);
 /** Audio that may wait for the engines beyond an utterance's length before the stream is refused. */
 const BACKLOG_SECONDS = 10;
 /** A streamed text waiting for the end of its sentence is spoken anyway past this many characters (at a space). */
@@ -129,15 +147,14 @@ interface TextStream {
 
 class WyomingConnection {
   private readonly reader: EventReader;
-  private queue: Promise<void> = Promise.resolve();
   private readonly abort = new AbortController();
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly sessionTimer: NodeJS.Timeout;
   private requested: { language?: string; name?: string } = {};
   private transcription: Transcription | undefined;
   private textStream: TextStream | undefined;
-  /** Events received and not yet handled. */
-  private pendingEvents = 0;
+  /** Whether an event is being handled: the next one is read from the buffered bytes only after it. */
+  private handling = false;
 
   constructor(
     private readonly socket: Socket,
@@ -147,7 +164,12 @@ class WyomingConnection {
     private readonly log: Logger,
   ) {
     const { realtime } = deps.config;
-    this.reader = new EventReader({ maxHeaderBytes: MAX_HEADER_BYTES, maxPayloadBytes: realtime.maxMessageBytes });
+    this.reader = new EventReader({
+      maxHeaderBytes: MAX_HEADER_BYTES,
+      maxPayloadBytes: realtime.maxMessageBytes,
+      maxDataValues: MAX_DATA_VALUES,
+      handles: (type) => HANDLED_EVENTS.has(type),
+    });
     this.sessionTimer = setTimeout(() => this.close(`session length limit of ${realtime.maxSessionSeconds} s reached`), realtime.maxSessionSeconds * 1000);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.once('close', () => this.stop());
@@ -158,7 +180,7 @@ class WyomingConnection {
     clearTimeout(this.idleTimer);
     const ms = this.deps.config.realtime.idleTimeoutMs;
     // A connection whose events are still being worked on (a long transcription) is not idle.
-    this.idleTimer = setTimeout(() => (this.pendingEvents > 0 ? this.touch() : this.close(`idle for ${Math.round(ms / 1000)} s`)), ms);
+    this.idleTimer = setTimeout(() => (this.handling ? this.touch() : this.close(`idle for ${Math.round(ms / 1000)} s`)), ms);
   }
 
   /** Ends the connection cleanly: an error event saying why, then FIN. */
@@ -202,28 +224,45 @@ class WyomingConnection {
 
   private onData(chunk: Buffer): void {
     this.touch();
-    for (const item of this.reader.push(chunk)) {
-      if (isProblem(item)) {
-        if (item.fatal) return this.close(item.text, item.code);
-        this.enqueue(() => this.write('error', { text: item.text, code: item.code }));
-      } else {
-        this.enqueue(() => this.handle(item));
-      }
-    }
-    // Events wait in order; while a long one runs (a synthesis, a transcript) the socket stops reading past one message's size.
-    if (this.reader.heldBytes > this.deps.config.realtime.maxMessageBytes + MAX_HEADER_BYTES) this.socket.pause();
+    this.reader.push(chunk);
+    this.flowControl();
+    void this.handleEvents();
   }
 
-  private enqueue(work: () => Promise<void>): void {
-    this.pendingEvents++;
-    if (this.pendingEvents > 64) this.socket.pause();
-    this.queue = this.queue
-      .then(work)
-      .catch((err: unknown) => this.report(err))
-      .finally(() => {
-        this.pendingEvents--;
-        if (this.socket.isPaused() && this.pendingEvents <= 32) this.socket.resume();
-      });
+  /**
+   * Events are handled one at a time, in order, each parsed only when the one before is done: a
+   * long one (a synthesis, a transcript, a write to a client that does not read) holds no queue of
+   * parsed events behind it, only the bytes flowControl() lets in.
+   */
+  private async handleEvents(): Promise<void> {
+    if (this.handling) return;
+    this.handling = true;
+    try {
+      for (let item = this.reader.next(); item; item = this.reader.next()) {
+        if (isProblem(item)) {
+          if (item.fatal) return this.close(item.text, item.code);
+          await this.write('error', { text: item.text, code: item.code }).catch((err: unknown) => this.report(err));
+        } else {
+          await this.handle(item).catch((err: unknown) => this.report(err));
+        }
+        this.flowControl();
+      }
+    } finally {
+      this.handling = false;
+      this.flowControl();
+    }
+  }
+
+  /**
+   * While an event is being handled the socket is read up to one more event's size ahead, then
+   * paused until the events it holds are handled. While none is, it is always read: the reader's
+   * limits bound what one unfinished event holds.
+   */
+  private flowControl(): void {
+    if (this.socket.destroyed) return;
+    const readAhead = this.deps.config.realtime.maxMessageBytes + MAX_HEADER_BYTES;
+    if (this.handling && this.reader.heldBytes > readAhead) this.socket.pause();
+    else if (this.socket.isPaused()) this.socket.resume();
   }
 
   private async report(err: unknown): Promise<void> {

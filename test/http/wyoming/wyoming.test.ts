@@ -189,6 +189,10 @@ describe('Wyoming on its own TCP port', { skip: NEEDS }, () => {
     assert.deepEqual(pick(await c.next()), ['error', 'malformed-event']);
     c.send('synthesize', { text: 'Hello.', voice: { name: 'no-such-voice' } });
     assert.deepEqual(pick(await c.next()), ['error', 'unknown-voice']);
+    // Data that parses to many objects is refused unparsed; events of other Wyoming services are read past, unanswered.
+    c.send('synthesize', { text: 'Hello.', x: Array.from({ length: 5_000 }, () => ({})) });
+    assert.deepEqual(pick(await c.next()), ['error', 'payload-too-large']);
+    c.send('detection', { name: 'ok_nabu', x: Array.from({ length: 5_000 }, () => ({})) }, Buffer.alloc(320));
     c.send('transcribe', { language: 'tlh' });
     c.send('audio-start', { rate: 16000, width: 2, channels: 1 });
     assert.deepEqual(pick(await c.next()), ['error', 'unsupported-language']);
