@@ -44,6 +44,11 @@ type State =
   | { kind: 'body'; header: Record<string, unknown>; dataLength: number; payloadLength: number }
   | { kind: 'skip'; remaining: number };
 
+/** Chunks smaller than this are copied together, so that bytes arriving a few at a time are not held as as many objects. */
+const SMALL_CHUNK_BYTES = 4 * 1024;
+const COALESCE_BYTES = 16 * 1024;
+const NEWLINE = 0x0a;
+
 function length(value: unknown): number | undefined {
   if (value === undefined || value === null) return 0;
   return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
@@ -69,11 +74,19 @@ function countJsonValues(json: Buffer, max: number): number {
 
 /**
  * Incremental reader: push() bytes as they arrive, then take events (and problems) one at a time
- * with next(), so that no more of them are parsed than the caller is ready to handle.
+ * with next(), so that no more of them are parsed than the caller is ready to handle. Each byte is
+ * scanned for the end of a header line once, and copied at most once into a line or an event's data.
  */
 export class EventReader {
   private chunks: Buffer[] = [];
   private bufferedBytes = 0;
+  /** The buffer small chunks are copied into, and how much of it is used. */
+  private spare: Buffer | undefined;
+  private spareUsed = 0;
+  /** How far the search for a header's newline got: bytes, and the chunk it stopped in with that chunk's start. */
+  private scanned = 0;
+  private scanChunk = 0;
+  private scanChunkStart = 0;
   private state: State = { kind: 'header' };
   private failed = false;
 
@@ -87,7 +100,23 @@ export class EventReader {
   push(chunk: Buffer): void {
     if (this.failed || chunk.length === 0) return;
     this.bufferedBytes += chunk.length;
-    this.chunks.push(chunk);
+    if (chunk.length >= SMALL_CHUNK_BYTES) {
+      this.chunks.push(chunk);
+      return;
+    }
+    const last = this.chunks.at(-1);
+    const spare = this.spare;
+    const extendsSpare = spare && last && last.buffer === spare.buffer && last.byteOffset + last.length === spare.byteOffset + this.spareUsed;
+    if (spare && extendsSpare && this.spareUsed + chunk.length <= spare.length) {
+      chunk.copy(spare, this.spareUsed);
+      this.spareUsed += chunk.length;
+      this.chunks[this.chunks.length - 1] = spare.subarray(last.byteOffset - spare.byteOffset, this.spareUsed);
+      return;
+    }
+    this.spare = Buffer.allocUnsafeSlow(COALESCE_BYTES);
+    chunk.copy(this.spare);
+    this.spareUsed = chunk.length;
+    this.chunks.push(this.spare.subarray(0, this.spareUsed));
   }
 
   /** The next event or problem, or undefined until more bytes arrive. */
@@ -100,24 +129,50 @@ export class EventReader {
         this.failed = true;
         this.chunks = [];
         this.bufferedBytes = 0;
+        this.spare = undefined;
       }
       return next;
     }
   }
 
-  /** The first n buffered bytes, out of the buffer. */
+  /** The first n buffered bytes, out of the buffer: one copy when they span chunks, none when `keep` is false. */
   private take(n: number, keep = true): Buffer {
-    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    this.chunks = n < all.length ? [all.subarray(n)] : [];
-    this.bufferedBytes = all.length - n;
-    return keep ? all.subarray(0, n) : Buffer.alloc(0);
+    this.bufferedBytes -= n;
+    this.scanned = this.scanChunk = this.scanChunkStart = 0;
+    const first = this.chunks[0];
+    if (first && first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    let count = 0;
+    let got = 0;
+    while (got < n) got += this.chunks[count++]!.length;
+    const parts = this.chunks.splice(0, count);
+    const over = got - n;
+    if (over > 0) {
+      const last = parts[count - 1]!;
+      parts[count - 1] = last.subarray(0, last.length - over);
+      this.chunks.unshift(last.subarray(last.length - over));
+    }
+    return keep ? Buffer.concat(parts, n) : Buffer.alloc(0);
   }
 
-  /** Where the first newline is among the buffered bytes, or -1. */
+  /** Where the first newline is among the buffered bytes, or -1; bytes searched before are not searched again. */
   private findNewline(): number {
-    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    this.chunks = all.length ? [all] : [];
-    return all.indexOf(0x0a);
+    let start = this.scanChunkStart;
+    for (let i = this.scanChunk; i < this.chunks.length; i++) {
+      const chunk = this.chunks[i]!;
+      const at = chunk.indexOf(NEWLINE, Math.max(0, this.scanned - start));
+      if (at >= 0) return start + at;
+      // The last chunk may still grow (small chunks are copied onto it): the search goes on inside it.
+      if (i === this.chunks.length - 1) break;
+      start += chunk.length;
+      this.scanChunk = i + 1;
+      this.scanChunkStart = start;
+    }
+    this.scanned = this.bufferedBytes;
+    return -1;
   }
 
   /** One step: an event, a problem, true (progress, nothing to report), or undefined (needs more bytes). */

@@ -1,4 +1,8 @@
-/** The Wyoming event reader on bytes as a socket delivers them, split anywhere. */
+/**
+ * The Wyoming event reader on bytes as a socket delivers them. How many bytes one read brings is
+ * the kernel's and the scheduler's choice, so the reads are made here: one byte each, the worst a
+ * client can make the server see.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventReader, isProblem, type WyomingEvent } from '../../../src/http/wyoming/events.js';
@@ -23,6 +27,22 @@ function read(bytes: Buffer, perRead: number): { events: WyomingEvent[]; cpuMs: 
 }
 
 describe('Wyoming event reader', () => {
+  it('a 64 KiB event line arriving one byte per read costs under 3 times the CPU of as many bytes of event data arriving so', () => {
+    const text = 'x'.repeat(64 * 1024 - 100);
+    // The same ping twice: its text inside the JSON line, then in the data bytes after a short line.
+    const inLine = Buffer.from(`${JSON.stringify({ type: 'ping', data: { text } })}\n`);
+    const data = Buffer.from(JSON.stringify({ text }));
+    const inData = Buffer.concat([Buffer.from(`${JSON.stringify({ type: 'ping', data_length: data.length })}\n`), data]);
+    assert.ok(inLine.length <= LIMITS.maxHeaderBytes);
+    read(inData, 1024); // the code paths compiled before anything is timed
+    const asData = read(inData, 1);
+    const asLine = read(inLine, 1);
+    for (const { events } of [asData, asLine]) assert.deepEqual(events.map((e) => [e.type, (e.data.text as string).length]), [['ping', text.length]]);
+    const kib = inLine.length / 1024;
+    console.log(`CPU per KiB arriving one byte per read: ${(asLine.cpuMs / kib).toFixed(2)} ms in an event line, ${(asData.cpuMs / kib).toFixed(2)} ms in event data`);
+    assert.ok(asLine.cpuMs < 3 * asData.cpuMs + 10, `the line cost ${asLine.cpuMs.toFixed(0)} ms of CPU, the data ${asData.cpuMs.toFixed(0)} ms`);
+  });
+
   it('events split across reads at every byte come out whole, in order, with their payloads', () => {
     const payload = Buffer.from(Array.from({ length: 5_000 }, (_, i) => i % 251));
     const format = '{"width":2,"channels":1}  ';
