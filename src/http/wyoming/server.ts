@@ -13,6 +13,9 @@
  *   `synthesize-stop` → the rest, then `synthesize-stopped`; a `synthesize` inside the stream is
  *   the copy sent for older servers and is not spoken twice.
  * - `ping` → `pong`.
+ * Each `synthesize` spoken and each `synthesize-start` is one request of the account's synthesis
+ * rate limit (the bucket REST and WebSocket synthesis draw on); past it the client gets an `error`
+ * (`rate-limited`) instead, and a refused stream still ends with `synthesize-stopped`.
  * Limits are those of the WebSockets (config.realtime): connections per account (the same slots),
  * idle time, session length, the size of one event; audio waiting to be transcribed is bounded as
  * on the streaming socket. Events are handled one at a time and parsed only when their turn comes:
@@ -27,25 +30,29 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../../accounts/api-keys.js';
 import type { Config } from '../../config.js';
 import type { Voice } from '../../engines/types.js';
-import { AbortedError } from '../../errors.js';
+import { AbortedError, RateLimitedError } from '../../errors.js';
 import type { SynthesisService } from '../../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
+import { rateLimit } from '../plugins/rate-limit.js';
+import type { RateLimitStore } from '../../store/rate-limits.js';
 import type { SocketSlotStore } from '../../store/socket-slots.js';
 import { sttLanguages } from '../schemas/transcription-query.js';
 import { defaultTranscriptionLanguage } from '../routes/openai/transcriptions.js';
 import { encodeEvent, EventReader, isProblem, type WyomingEvent } from './events.js';
 
 export interface WyomingDeps {
-  config: Pick<Config, 'wyoming' | 'realtime' | 'limits' | 'openai' | 'transcription'>;
+  config: Pick<Config, 'wyoming' | 'realtime' | 'limits' | 'openai' | 'transcription' | 'rateLimits'>;
   version: string;
   apiKeys: ApiKeyService;
   slots: SocketSlotStore;
   voices: VoiceRegistry;
   synthesis?: SynthesisService;
+  /** The rate-limit buckets the HTTP routes charge: Wyoming synthesis draws on the same ones. */
+  rateLimitStore: RateLimitStore;
   /** The engines a transcription holds, until release(). */
   engines?: () => HeldEngines;
   /** The loaded recogniser packs and their languages. */
@@ -143,6 +150,8 @@ interface TextStream {
   voice: Voice;
   pending: string;
   spoken: number;
+  /** Refused by the rate limit at its start: its text is dropped, and its end answered. */
+  refused?: boolean;
 }
 
 class WyomingConnection {
@@ -161,6 +170,8 @@ class WyomingConnection {
     private readonly accountId: string,
     private readonly deps: WyomingDeps,
     private readonly partialBudget: PartialBudget,
+    /** Takes one synthesis request from the account's rate limit; throws RateLimitedError past it. */
+    private readonly chargeSynthesis: () => Promise<void>,
     private readonly log: Logger,
   ) {
     const { realtime } = deps.config;
@@ -268,6 +279,10 @@ class WyomingConnection {
   private async report(err: unknown): Promise<void> {
     if (err instanceof AbortedError || this.socket.destroyed) return;
     if (err instanceof WyomingError) return this.write('error', { text: err.message, code: err.code }).catch(() => undefined);
+    if (err instanceof RateLimitedError) {
+      const text = `Synthesis rate limit of this account exceeded: try again in ${err.retryAfterSeconds ?? 1} s`;
+      return this.write('error', { text, code: 'rate-limited' }).catch(() => undefined);
+    }
     const domain = toDomainError(err, 'speech');
     if (domain && domain.status < 500) return this.write('error', { text: domain.message, code: 'invalid-request' }).catch(() => undefined);
     if (domain?.status === 503) return this.write('error', { text: domain.message, code: 'unavailable' }).catch(() => undefined);
@@ -299,20 +314,32 @@ class WyomingConnection {
         return this.audioChunk(event);
       case 'audio-stop':
         return this.audioStop();
-      case 'synthesize':
+      case 'synthesize': {
         // Inside a stream this is the copy for servers that do not stream: the chunks carry the text.
         if (this.textStream) return;
-        return this.speak(this.voiceOf(data.voice), this.text(data.text, 'synthesize'));
-      case 'synthesize-start':
-        this.textStream = { voice: this.voiceOf(data.voice), pending: '', spoken: 0 };
+        const voice = this.voiceOf(data.voice);
+        const text = this.text(data.text, 'synthesize');
+        await this.chargeSynthesis();
+        return this.speak(voice, text);
+      }
+      case 'synthesize-start': {
+        const voice = this.voiceOf(data.voice);
+        try {
+          await this.chargeSynthesis();
+          this.textStream = { voice, pending: '', spoken: 0 };
+        } catch (err) {
+          this.textStream = { voice, pending: '', spoken: 0, refused: true };
+          throw err;
+        }
         return;
+      }
       case 'synthesize-chunk':
         return this.synthesizeChunk(data);
       case 'synthesize-stop': {
         const stream = this.textStream;
         if (!stream) throw new WyomingError('synthesize-stop without synthesize-start', 'malformed-event');
         this.textStream = undefined;
-        if (stream.pending.trim()) await this.speak(stream.voice, stream.pending.trim());
+        if (!stream.refused && stream.pending.trim()) await this.speak(stream.voice, stream.pending.trim());
         return this.write('synthesize-stopped');
       }
       default:
@@ -459,6 +486,7 @@ class WyomingConnection {
     const stream = this.textStream;
     if (!stream) throw new WyomingError('synthesize-chunk without synthesize-start', 'malformed-event');
     if (typeof data.text !== 'string') throw new WyomingError('synthesize-chunk: text must be a string', 'malformed-event');
+    if (stream.refused) return;
     const max = this.deps.config.limits.maxTextChars;
     if (stream.spoken + stream.pending.length + data.text.length > max) {
       this.textStream = undefined;
@@ -509,6 +537,8 @@ export interface WyomingServer {
 export async function startWyoming(deps: WyomingDeps): Promise<WyomingServer> {
   const { config } = deps;
   const partialBudget = new PartialBudget(config.transcription.workers);
+  // The family and store the HTTP app's synthesis routes use, so both charge one bucket per account.
+  const synthesisLimit = rateLimit(deps.rateLimitStore, 'synthesis', config.rateLimits.synthesis);
   const connections = new Set<Socket>();
   const server: Server = createServer((socket) => {
     connections.add(socket);
@@ -533,7 +563,7 @@ export async function startWyoming(deps: WyomingDeps): Promise<WyomingServer> {
       if (!(await deps.slots.take(slot, max))) return refuse(`too many open connections for this account (at most ${max})`, 'too-many-connections');
       if (socket.destroyed) return deps.slots.release(slot.id);
       socket.once('close', () => deps.slots.release(slot.id));
-      new WyomingConnection(socket, key.accountId, deps, partialBudget, log);
+      new WyomingConnection(socket, key.accountId, deps, partialBudget, () => synthesisLimit.charge(key.accountId), log);
       socket.resume();
     } catch (err) {
       log.error({ err }, 'wyoming connection could not start');

@@ -249,3 +249,54 @@ describe('Wyoming settings', () => {
     }
   });
 });
+
+describe('Wyoming synthesis and the account rate limit', () => {
+  const BURST = 5;
+  let s: TestServer;
+  let port: number;
+
+  before(async () => {
+    port = await freePort();
+    s = await startTestServer({
+      engines: true,
+      config: { logLevel: 'warn', apiKey: KEY, wyoming: { port, apiKey: KEY }, rateLimits: { synthesis: { perMinute: 60, burst: BURST } } },
+    });
+  });
+  after(() => s?.close());
+
+  it('200 synthesize events in one burst: each beyond the bucket gets a rate-limited error, the connection goes on, and REST with the same key then gets 429', async () => {
+    const c = await WyomingClient.open(port);
+    const sent = 200;
+    for (let i = 0; i < sent; i++) c.send('synthesize', { text: 'Hi.', voice: { name: 'espeak-en-us-female' } });
+    let spoken = 0;
+    let refused = 0;
+    while (spoken + refused < sent) {
+      const e = await c.next();
+      if (e.type === 'audio-stop') spoken++;
+      else if (e.type === 'error') {
+        assert.equal(e.data.code, 'rate-limited', e.data.text);
+        refused++;
+      }
+    }
+    console.log(`${sent} synthesize events in one burst (bucket of ${BURST}, 1 a second): ${spoken} spoken, ${refused} refused`);
+    assert.ok(spoken < 30, `${spoken} of ${sent} spoken (the bucket holds ${BURST}, refilled at 1 a second)`);
+    assert.equal(refused, sent - spoken);
+    // A stream is one request too: refused at its start, it still ends with synthesize-stopped.
+    c.send('synthesize-start', { voice: { name: 'espeak-en-us-female' } });
+    c.send('synthesize-chunk', { text: 'Refused. ' });
+    c.send('synthesize', { text: 'Refused.' });
+    c.send('synthesize-stop');
+    const stream = await c.until('synthesize-stopped');
+    assert.deepEqual(stream.map(pick), [['error', 'rate-limited'], ['synthesize-stopped', undefined]]);
+    c.send('ping', { text: 'still there?' });
+    assert.deepEqual(await c.next(), { type: 'pong', data: { text: 'still there?' } });
+    c.close();
+    const rest = await s.api('/api/v1/tts-v2/get_speech', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      json: { text: 'Hi.', voice_id: 'espeak-en-us-female', output_format: 'wav' },
+    });
+    await rest.arrayBuffer();
+    assert.equal(rest.status, 429, 'the REST request is charged to the same bucket');
+  });
+});
