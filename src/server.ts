@@ -227,6 +227,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
             slots: socketSlots,
             voices,
             synthesis,
+            rateLimitStore,
             engines: heldEngines,
             recognizers: () => (engines?.models.report().loaded ?? []).filter((p) => p.kind.startsWith('asr-')).map((p) => ({ id: p.id, languages: p.languages })),
             log: pino({ name: 'wyoming', level: config.logLevel }),

@@ -13,10 +13,16 @@
  *   `synthesize-stop` → the rest, then `synthesize-stopped`; a `synthesize` inside the stream is
  *   the copy sent for older servers and is not spoken twice.
  * - `ping` → `pong`.
+ * Each `synthesize` spoken and each `synthesize-start` is one request of the account's synthesis
+ * rate limit (the bucket REST and WebSocket synthesis draw on); past it the client gets an `error`
+ * (`rate-limited`) instead, and a refused stream still ends with `synthesize-stopped`.
  * Limits are those of the WebSockets (config.realtime): connections per account (the same slots),
  * idle time, session length, the size of one event; audio waiting to be transcribed is bounded as
- * on the streaming socket. A bad event gets an `error` event (`text`, `code`) and the connection goes on;
- * only a header line that cannot be read to its end closes it.
+ * on the streaming socket. Events are handled one at a time and parsed only when their turn comes:
+ * while one is handled (or its answer waits for a client that does not read), the socket is read
+ * at most one event ahead, so a connection holds one parsed event and about one event's bytes.
+ * A bad event gets an `error` event (`text`, `code`) and the connection goes on; only a header line
+ * that cannot be read to its end closes it.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -24,25 +30,29 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../../accounts/api-keys.js';
 import type { Config } from '../../config.js';
 import type { Voice } from '../../engines/types.js';
-import { AbortedError } from '../../errors.js';
+import { AbortedError, RateLimitedError } from '../../errors.js';
 import type { SynthesisService } from '../../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
+import { rateLimit } from '../plugins/rate-limit.js';
+import type { RateLimitStore } from '../../store/rate-limits.js';
 import type { SocketSlotStore } from '../../store/socket-slots.js';
 import { sttLanguages } from '../schemas/transcription-query.js';
 import { defaultTranscriptionLanguage } from '../routes/openai/transcriptions.js';
 import { encodeEvent, EventReader, isProblem, type WyomingEvent } from './events.js';
 
 export interface WyomingDeps {
-  config: Pick<Config, 'wyoming' | 'realtime' | 'limits' | 'openai' | 'transcription'>;
+  config: Pick<Config, 'wyoming' | 'realtime' | 'limits' | 'openai' | 'transcription' | 'rateLimits'>;
   version: string;
   apiKeys: ApiKeyService;
   slots: SocketSlotStore;
   voices: VoiceRegistry;
   synthesis?: SynthesisService;
+  /** The rate-limit buckets the HTTP routes charge: Wyoming synthesis draws on the same ones. */
+  rateLimitStore: RateLimitStore;
   /** The engines a transcription holds, until release(). */
   engines?: () => HeldEngines;
   /** The loaded recogniser packs and their languages. */
@@ -55,6 +65,21 @@ const SHERPA_ONNX = { name: 'sherpa-onnx', url: 'https://github.com/k2-fsa/sherp
 const ESPEAK_NG = { name: 'eSpeak NG', url: 'https://github.com/espeak-ng/espeak-ng' };
 /** Longest JSON line of one event. */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** Most JSON values in one event's data: what this server reads from an event is a few fields. */
+const MAX_DATA_VALUES = 4_096;
+/** The event types this server acts on (handle()); the data and payload of others are not read. */
+const HANDLED_EVENTS: ReadonlySet<string> = new Set([
+  'describe',
+  'ping',
+  'transcribe',
+  'audio-start',
+  'audio-chunk',
+  'audio-stop',
+  'synthesize',
+  'synthesize-start',
+  'synthesize-chunk',
+  'synthesize-stop',
+]);
 /** Audio that may wait for the engines beyond an utterance's length before the stream is refused. */
 const BACKLOG_SECONDS = 10;
 /** A streamed text waiting for the end of its sentence is spoken anyway past this many characters (at a space). */
@@ -125,29 +150,37 @@ interface TextStream {
   voice: Voice;
   pending: string;
   spoken: number;
+  /** Refused by the rate limit at its start: its text is dropped, and its end answered. */
+  refused?: boolean;
 }
 
 class WyomingConnection {
   private readonly reader: EventReader;
-  private queue: Promise<void> = Promise.resolve();
   private readonly abort = new AbortController();
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly sessionTimer: NodeJS.Timeout;
   private requested: { language?: string; name?: string } = {};
   private transcription: Transcription | undefined;
   private textStream: TextStream | undefined;
-  /** Events received and not yet handled. */
-  private pendingEvents = 0;
+  /** Whether an event is being handled: the next one is read from the buffered bytes only after it. */
+  private handling = false;
 
   constructor(
     private readonly socket: Socket,
     private readonly accountId: string,
     private readonly deps: WyomingDeps,
     private readonly partialBudget: PartialBudget,
+    /** Takes one synthesis request from the account's rate limit; throws RateLimitedError past it. */
+    private readonly chargeSynthesis: () => Promise<void>,
     private readonly log: Logger,
   ) {
     const { realtime } = deps.config;
-    this.reader = new EventReader({ maxHeaderBytes: MAX_HEADER_BYTES, maxPayloadBytes: realtime.maxMessageBytes });
+    this.reader = new EventReader({
+      maxHeaderBytes: MAX_HEADER_BYTES,
+      maxPayloadBytes: realtime.maxMessageBytes,
+      maxDataValues: MAX_DATA_VALUES,
+      handles: (type) => HANDLED_EVENTS.has(type),
+    });
     this.sessionTimer = setTimeout(() => this.close(`session length limit of ${realtime.maxSessionSeconds} s reached`), realtime.maxSessionSeconds * 1000);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.once('close', () => this.stop());
@@ -158,7 +191,7 @@ class WyomingConnection {
     clearTimeout(this.idleTimer);
     const ms = this.deps.config.realtime.idleTimeoutMs;
     // A connection whose events are still being worked on (a long transcription) is not idle.
-    this.idleTimer = setTimeout(() => (this.pendingEvents > 0 ? this.touch() : this.close(`idle for ${Math.round(ms / 1000)} s`)), ms);
+    this.idleTimer = setTimeout(() => (this.handling ? this.touch() : this.close(`idle for ${Math.round(ms / 1000)} s`)), ms);
   }
 
   /** Ends the connection cleanly: an error event saying why, then FIN. */
@@ -202,33 +235,54 @@ class WyomingConnection {
 
   private onData(chunk: Buffer): void {
     this.touch();
-    for (const item of this.reader.push(chunk)) {
-      if (isProblem(item)) {
-        if (item.fatal) return this.close(item.text, item.code);
-        this.enqueue(() => this.write('error', { text: item.text, code: item.code }));
-      } else {
-        this.enqueue(() => this.handle(item));
-      }
-    }
-    // Events wait in order; while a long one runs (a synthesis, a transcript) the socket stops reading past one message's size.
-    if (this.reader.heldBytes > this.deps.config.realtime.maxMessageBytes + MAX_HEADER_BYTES) this.socket.pause();
+    this.reader.push(chunk);
+    this.flowControl();
+    void this.handleEvents();
   }
 
-  private enqueue(work: () => Promise<void>): void {
-    this.pendingEvents++;
-    if (this.pendingEvents > 64) this.socket.pause();
-    this.queue = this.queue
-      .then(work)
-      .catch((err: unknown) => this.report(err))
-      .finally(() => {
-        this.pendingEvents--;
-        if (this.socket.isPaused() && this.pendingEvents <= 32) this.socket.resume();
-      });
+  /**
+   * Events are handled one at a time, in order, each parsed only when the one before is done: a
+   * long one (a synthesis, a transcript, a write to a client that does not read) holds no queue of
+   * parsed events behind it, only the bytes flowControl() lets in.
+   */
+  private async handleEvents(): Promise<void> {
+    if (this.handling) return;
+    this.handling = true;
+    try {
+      for (let item = this.reader.next(); item; item = this.reader.next()) {
+        if (isProblem(item)) {
+          if (item.fatal) return this.close(item.text, item.code);
+          await this.write('error', { text: item.text, code: item.code }).catch((err: unknown) => this.report(err));
+        } else {
+          await this.handle(item).catch((err: unknown) => this.report(err));
+        }
+        this.flowControl();
+      }
+    } finally {
+      this.handling = false;
+      this.flowControl();
+    }
+  }
+
+  /**
+   * While an event is being handled the socket is read up to one more event's size ahead, then
+   * paused until the events it holds are handled. While none is, it is always read: the reader's
+   * limits bound what one unfinished event holds.
+   */
+  private flowControl(): void {
+    if (this.socket.destroyed) return;
+    const readAhead = this.deps.config.realtime.maxMessageBytes + MAX_HEADER_BYTES;
+    if (this.handling && this.reader.heldBytes > readAhead) this.socket.pause();
+    else if (this.socket.isPaused()) this.socket.resume();
   }
 
   private async report(err: unknown): Promise<void> {
     if (err instanceof AbortedError || this.socket.destroyed) return;
     if (err instanceof WyomingError) return this.write('error', { text: err.message, code: err.code }).catch(() => undefined);
+    if (err instanceof RateLimitedError) {
+      const text = `Synthesis rate limit of this account exceeded: try again in ${err.retryAfterSeconds ?? 1} s`;
+      return this.write('error', { text, code: 'rate-limited' }).catch(() => undefined);
+    }
     const domain = toDomainError(err, 'speech');
     if (domain && domain.status < 500) return this.write('error', { text: domain.message, code: 'invalid-request' }).catch(() => undefined);
     if (domain?.status === 503) return this.write('error', { text: domain.message, code: 'unavailable' }).catch(() => undefined);
@@ -260,20 +314,32 @@ class WyomingConnection {
         return this.audioChunk(event);
       case 'audio-stop':
         return this.audioStop();
-      case 'synthesize':
+      case 'synthesize': {
         // Inside a stream this is the copy for servers that do not stream: the chunks carry the text.
         if (this.textStream) return;
-        return this.speak(this.voiceOf(data.voice), this.text(data.text, 'synthesize'));
-      case 'synthesize-start':
-        this.textStream = { voice: this.voiceOf(data.voice), pending: '', spoken: 0 };
+        const voice = this.voiceOf(data.voice);
+        const text = this.text(data.text, 'synthesize');
+        await this.chargeSynthesis();
+        return this.speak(voice, text);
+      }
+      case 'synthesize-start': {
+        const voice = this.voiceOf(data.voice);
+        try {
+          await this.chargeSynthesis();
+          this.textStream = { voice, pending: '', spoken: 0 };
+        } catch (err) {
+          this.textStream = { voice, pending: '', spoken: 0, refused: true };
+          throw err;
+        }
         return;
+      }
       case 'synthesize-chunk':
         return this.synthesizeChunk(data);
       case 'synthesize-stop': {
         const stream = this.textStream;
         if (!stream) throw new WyomingError('synthesize-stop without synthesize-start', 'malformed-event');
         this.textStream = undefined;
-        if (stream.pending.trim()) await this.speak(stream.voice, stream.pending.trim());
+        if (!stream.refused && stream.pending.trim()) await this.speak(stream.voice, stream.pending.trim());
         return this.write('synthesize-stopped');
       }
       default:
@@ -420,6 +486,7 @@ class WyomingConnection {
     const stream = this.textStream;
     if (!stream) throw new WyomingError('synthesize-chunk without synthesize-start', 'malformed-event');
     if (typeof data.text !== 'string') throw new WyomingError('synthesize-chunk: text must be a string', 'malformed-event');
+    if (stream.refused) return;
     const max = this.deps.config.limits.maxTextChars;
     if (stream.spoken + stream.pending.length + data.text.length > max) {
       this.textStream = undefined;
@@ -470,6 +537,8 @@ export interface WyomingServer {
 export async function startWyoming(deps: WyomingDeps): Promise<WyomingServer> {
   const { config } = deps;
   const partialBudget = new PartialBudget(config.transcription.workers);
+  // The family and store the HTTP app's synthesis routes use, so both charge one bucket per account.
+  const synthesisLimit = rateLimit(deps.rateLimitStore, 'synthesis', config.rateLimits.synthesis);
   const connections = new Set<Socket>();
   const server: Server = createServer((socket) => {
     connections.add(socket);
@@ -494,7 +563,7 @@ export async function startWyoming(deps: WyomingDeps): Promise<WyomingServer> {
       if (!(await deps.slots.take(slot, max))) return refuse(`too many open connections for this account (at most ${max})`, 'too-many-connections');
       if (socket.destroyed) return deps.slots.release(slot.id);
       socket.once('close', () => deps.slots.release(slot.id));
-      new WyomingConnection(socket, key.accountId, deps, partialBudget, log);
+      new WyomingConnection(socket, key.accountId, deps, partialBudget, () => synthesisLimit.charge(key.accountId), log);
       socket.resume();
     } catch (err) {
       log.error({ err }, 'wyoming connection could not start');

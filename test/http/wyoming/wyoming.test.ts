@@ -1,6 +1,6 @@
 /**
  * The Wyoming protocol over a real TCP socket, as Home Assistant's Wyoming integration speaks it.
- * The client below follows the protocol's published definitions, OHF-Voice/wyoming at commit
+ * The client (helpers/wyoming-client.ts) follows the protocol's published definitions, OHF-Voice/wyoming at commit
  * 22f8dea4bcb84efbbb10460c8db00713f0130658: wyoming/event.py (one JSON line with `type`,
  * `version`, `data_length`, `payload_length`, then the data bytes merged into `data`, then the
  * payload), asr.py (transcribe, transcript, transcript-start/-chunk/-stop), tts.py (synthesize,
@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../../src/audio/wav.js';
 import { ConfigError, loadConfig } from '../../../src/config.js';
@@ -19,6 +18,8 @@ import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helper
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { corpusEntries } from '../../engines/stt-fixtures.js';
 import { wordErrorRate } from '../../helpers/transcript-accuracy.js';
+import { freePort } from '../../helpers/server-process.js';
+import { WyomingClient, type WyomingEvent as Event } from '../../helpers/wyoming-client.js';
 
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 const FILE = 'en/jfk-inaugural-1961.wav';
@@ -26,109 +27,6 @@ const KEY = `sk_${'w'.repeat(40)}`;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const IDLE_MS = 3_000;
 const MAX_CONNECTIONS = 3;
-
-interface Event {
-  type: string;
-  data: Record<string, any>;
-  payload?: Buffer;
-}
-
-/** A Wyoming client written from event.py: writes events as async_write_event does, reads them as async_read_event does. */
-class WyomingClient {
-  private buffer = Buffer.alloc(0);
-  private readonly events: Event[] = [];
-  private waiting: (() => void) | undefined;
-  ended = false;
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.parse();
-    });
-    socket.on('end', () => {
-      this.ended = true;
-      this.waiting?.();
-    });
-    socket.on('error', () => undefined);
-  }
-
-  static open(port: number): Promise<WyomingClient> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(new WyomingClient(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  private parse(): void {
-    for (;;) {
-      const newline = this.buffer.indexOf(10);
-      if (newline < 0) return;
-      const header = JSON.parse(this.buffer.subarray(0, newline).toString('utf8'));
-      const dataLength = header.data_length ?? 0;
-      const payloadLength = header.payload_length ?? 0;
-      if (this.buffer.length < newline + 1 + dataLength + payloadLength) return;
-      let at = newline + 1;
-      const data = { ...(header.data ?? {}), ...(dataLength ? JSON.parse(this.buffer.subarray(at, at + dataLength).toString('utf8')) : {}) };
-      at += dataLength;
-      const payload = payloadLength ? Buffer.from(this.buffer.subarray(at, at + payloadLength)) : undefined;
-      this.buffer = this.buffer.subarray(at + payloadLength);
-      assert.equal(typeof header.version, 'string', 'every event carries the protocol version');
-      this.events.push({ type: header.type, data, ...(payload && { payload }) });
-      this.waiting?.();
-    }
-  }
-
-  send(type: string, data: Record<string, unknown> = {}, payload?: Buffer): void {
-    this.socket.write(WyomingClient.encode(type, data, payload));
-  }
-
-  static encode(type: string, data: Record<string, unknown> = {}, payload?: Buffer): Buffer {
-    const header: Record<string, unknown> = { type, version: '1.8.0' };
-    const dataBytes = Object.keys(data).length ? Buffer.from(JSON.stringify(data)) : undefined;
-    if (dataBytes) header.data_length = dataBytes.length;
-    if (payload) header.payload_length = payload.length;
-    return Buffer.concat([Buffer.from(JSON.stringify(header) + '\n'), ...(dataBytes ? [dataBytes] : []), ...(payload ? [payload] : [])]);
-  }
-
-  /** The next event (in order), within timeoutMs. */
-  async next(timeoutMs = 30_000): Promise<Event> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.events.length === 0) {
-      if (this.ended) throw new Error('connection ended');
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error('no event in time');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiting = () => (clearTimeout(timer), resolve());
-      });
-    }
-    return this.events.shift()!;
-  }
-
-  /** Events up to and including the first of `type`. */
-  async until(type: string, timeoutMs = 60_000): Promise<Event[]> {
-    const out: Event[] = [];
-    for (;;) {
-      const e = await this.next(timeoutMs);
-      out.push(e);
-      if (e.type === type) return out;
-    }
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function label(file: string): string {
   const text = corpusEntries().find((e) => e.file === file)?.text;
@@ -291,6 +189,10 @@ describe('Wyoming on its own TCP port', { skip: NEEDS }, () => {
     assert.deepEqual(pick(await c.next()), ['error', 'malformed-event']);
     c.send('synthesize', { text: 'Hello.', voice: { name: 'no-such-voice' } });
     assert.deepEqual(pick(await c.next()), ['error', 'unknown-voice']);
+    // Data that parses to many objects is refused unparsed; events of other Wyoming services are read past, unanswered.
+    c.send('synthesize', { text: 'Hello.', x: Array.from({ length: 5_000 }, () => ({})) });
+    assert.deepEqual(pick(await c.next()), ['error', 'payload-too-large']);
+    c.send('detection', { name: 'ok_nabu', x: Array.from({ length: 5_000 }, () => ({})) }, Buffer.alloc(320));
     c.send('transcribe', { language: 'tlh' });
     c.send('audio-start', { rate: 16000, width: 2, channels: 1 });
     assert.deepEqual(pick(await c.next()), ['error', 'unsupported-language']);
@@ -345,5 +247,56 @@ describe('Wyoming settings', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('Wyoming synthesis and the account rate limit', () => {
+  const BURST = 5;
+  let s: TestServer;
+  let port: number;
+
+  before(async () => {
+    port = await freePort();
+    s = await startTestServer({
+      engines: true,
+      config: { logLevel: 'warn', apiKey: KEY, wyoming: { port, apiKey: KEY }, rateLimits: { synthesis: { perMinute: 60, burst: BURST } } },
+    });
+  });
+  after(() => s?.close());
+
+  it('200 synthesize events in one burst: each beyond the bucket gets a rate-limited error, the connection goes on, and REST with the same key then gets 429', async () => {
+    const c = await WyomingClient.open(port);
+    const sent = 200;
+    for (let i = 0; i < sent; i++) c.send('synthesize', { text: 'Hi.', voice: { name: 'espeak-en-us-female' } });
+    let spoken = 0;
+    let refused = 0;
+    while (spoken + refused < sent) {
+      const e = await c.next();
+      if (e.type === 'audio-stop') spoken++;
+      else if (e.type === 'error') {
+        assert.equal(e.data.code, 'rate-limited', e.data.text);
+        refused++;
+      }
+    }
+    console.log(`${sent} synthesize events in one burst (bucket of ${BURST}, 1 a second): ${spoken} spoken, ${refused} refused`);
+    assert.ok(spoken < 30, `${spoken} of ${sent} spoken (the bucket holds ${BURST}, refilled at 1 a second)`);
+    assert.equal(refused, sent - spoken);
+    // A stream is one request too: refused at its start, it still ends with synthesize-stopped.
+    c.send('synthesize-start', { voice: { name: 'espeak-en-us-female' } });
+    c.send('synthesize-chunk', { text: 'Refused. ' });
+    c.send('synthesize', { text: 'Refused.' });
+    c.send('synthesize-stop');
+    const stream = await c.until('synthesize-stopped');
+    assert.deepEqual(stream.map(pick), [['error', 'rate-limited'], ['synthesize-stopped', undefined]]);
+    c.send('ping', { text: 'still there?' });
+    assert.deepEqual(await c.next(), { type: 'pong', data: { text: 'still there?' } });
+    c.close();
+    const rest = await s.api('/api/v1/tts-v2/get_speech', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      json: { text: 'Hi.', voice_id: 'espeak-en-us-female', output_format: 'wav' },
+    });
+    await rest.arrayBuffer();
+    assert.equal(rest.status, 429, 'the REST request is charged to the same bucket');
   });
 });
