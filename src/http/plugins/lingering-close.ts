@@ -35,11 +35,13 @@ export function lingerOnEarlyClose(server: Server, bounds: LingerBounds): void {
     if (request && !request.complete && !this.destroyed) linger(this, request, bounds);
     else Object.getPrototypeOf(this).destroySoon.call(this);
   };
-  // First, so that a request answered by an earlier listener is tracked too.
+  // First, so that a request answered by an earlier listener is tracked too. A request without a
+  // body has nothing left to arrive: its connection is left as it is (this runs on every request).
   server.prependListener('request', (request: IncomingMessage) => {
-    const socket = request.socket;
+    const { headers, socket } = request;
+    if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return;
     receiving.set(socket, request);
-    if (!Object.hasOwn(socket, 'destroySoon')) Object.defineProperty(socket, 'destroySoon', { value: closeSoon, configurable: true, writable: true });
+    if (socket.destroySoon !== closeSoon) socket.destroySoon = closeSoon;
   });
 }
 
