@@ -26,7 +26,7 @@ import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 import type { VoiceCloningService } from '../synthesis/voice-cloning.js';
 import type { HeldEngines } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
-import { bearerAuth, bearerKey } from './plugins/auth.js';
+import { bearerAuth, bearerKey, bearerOfHeader } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, toWireError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
@@ -130,14 +130,16 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       return sendError(request, reply, new InvalidRequestError(message), familyOfUrl(request.url));
     },
   });
+  // The framework's own request listener, the one the admission gate goes before.
+  const frameworkListener = app.server.listeners('request')[0] as RequestListener;
   enforceConnectionLimits(app, config.http);
   if (deps.tls) boundHandshakes(app.server as unknown as TlsServer, config.http.headersTimeoutMs);
   useClientGone(app);
 
   const admission = new Admission(config.admission, {
     cachedAccount(authorization) {
-      const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
-      return token === undefined ? undefined : (deps.apiKeys.cachedKey(token)?.accountId ?? undefined);
+      const token = bearerOfHeader(authorization);
+      return token === null ? undefined : (deps.apiKeys.cachedKey(token)?.accountId ?? undefined);
     },
     errorBody: refusalBody,
     headers: deps.tls ? { 'Strict-Transport-Security': HSTS_HEADER } : {},
@@ -218,23 +220,22 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
     { prefix: '/v1' },
   );
 
-  answerFirst(app.server, admission.refuseAtWire);
+  answerFirst(app.server, frameworkListener, admission.refuseAtWire);
   lingerOnEarlyClose(app.server, { maxBytes: config.http.lingerMaxBytes, maxMs: config.http.lingerTimeoutMs, idleMs: config.http.lingerIdleMs });
   return app;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /**
- * Runs `first` before the server's request listeners (the framework's among them): a request it
- * answers (returning true) is never seen by them.
+ * Runs `first` before the framework's request listener: a request it answers (returning true) is
+ * never seen by the framework. The server's other request listeners (connection bookkeeping) see
+ * every request.
  */
-function answerFirst(server: FastifyInstance['server'], first: (request: IncomingMessage, response: ServerResponse) => boolean): void {
-  const rest = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  server.removeAllListeners('request');
+function answerFirst(server: FastifyInstance['server'], framework: RequestListener, first: (request: IncomingMessage, response: ServerResponse) => boolean): void {
+  server.removeListener('request', framework);
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (first(request, response)) return;
-    for (const listener of rest) listener.call(server, request, response);
+    if (!first(request, response)) framework.call(server, request, response);
   });
 }
 

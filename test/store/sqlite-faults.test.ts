@@ -15,11 +15,10 @@
  * still root, so it reads the checkout wherever that is, but a file's mode bits apply to it.
  */
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { randomBase62 } from '../../src/store/ids.js';
@@ -27,8 +26,8 @@ import { repoRoot } from '../helpers/models.js';
 import { skipWhenMissing } from '../helpers/skip.js';
 import { until } from '../jobs/fixtures/job-options.js';
 import { startReceiver } from '../jobs/fixtures/receiver.js';
+import { startJobServer, type JobServerChild } from '../jobs/fixtures/start-job-server.js';
 
-const fixture = fileURLToPath(new URL('../jobs/fixtures/job-server.ts', import.meta.url));
 const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
 
@@ -61,40 +60,10 @@ function alive(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
-interface Child {
-  child: ChildProcess;
-  url: string;
-  logs: () => string;
-}
+type Child = JobServerChild;
 
 function startFixture(env: NodeJS.ProcessEnv, boundByPermissions: boolean): Promise<Child> {
-  const node = [process.execPath, '--import', 'tsx', fixture];
-  const [command, ...args] = boundByPermissions
-    ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search,-fowner', ...node]
-    : node;
-  const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let logs = '';
-  const keep = (d: Buffer) => void (logs = (logs + d.toString()).slice(-200_000));
-  child.stderr!.on('data', keep);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start: ${logs}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      keep(d);
-      const m = /READY (\S+)/.exec(logs);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, logs: () => logs });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}: ${logs}`));
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(new Error(`the server could not be started (${command}): ${err.message}`));
-    });
-  });
+  return startJobServer(env, boundByPermissions ? { wrapper: ['setpriv', '--bounding-set=-dac_override,-dac_read_search,-fowner'] } : {});
 }
 
 interface Running extends Child {

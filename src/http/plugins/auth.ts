@@ -35,8 +35,8 @@ export interface UnauthenticatedLimit {
  */
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (match) return match[1]!;
+  const token = bearerOfHeader(header);
+  if (token !== null) return token;
   if (header === undefined && String(request.headers.upgrade).toLowerCase() === 'websocket') {
     const token = (request.query as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string' && token) return token;
@@ -48,6 +48,14 @@ function bearerToken(request: FastifyRequest): string | null {
   }
   return null;
 }
+
+/** The key of an `Authorization: Bearer <key>` header, or null. */
+export function bearerOfHeader(header: string | undefined): string | null {
+  const match = typeof header === 'string' ? BEARER.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The request's Bearer key (its id, account and role), or null. A key remembered by the key cache

@@ -1,6 +1,19 @@
-/** What the voice-cloning tests share: a clone's listing once its creation has ended. */
+/** What the voice-cloning tests share: a clone's listing once its creation has ended, a sample to clone. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { corpusDir } from '../../helpers/models.js';
 import type { TestServer } from '../../helpers/server.js';
+
+/** The corpus path of its longest labelled adult woman's sample (clean read speech, one speaker). */
+export function womanSample(): string {
+  const entries = readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { file: string; kind: string; gender: string | null; age: string | null; duration_s: number });
+  const longest = entries.filter((e) => e.kind === 'age_gender' && e.gender === 'female' && Number(e.age) >= 18).sort((a, b) => b.duration_s - a.duration_s)[0];
+  assert.ok(longest, 'the corpus has an adult female sample');
+  return longest.file;
+}
 
 /**
  * The clone as get_cloned_voices lists it once its status is no longer `processing`, polled the

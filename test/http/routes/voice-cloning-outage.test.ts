@@ -10,59 +10,25 @@
  * The server is the job-server fixture in a child process, with its engines (eSpeak NG, the VAD).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { randomBase62 } from '../../../src/store/ids.js';
-import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { skipWithoutPgServer, startPgCluster, type PgCluster } from '../../helpers/pg-cluster.js';
 import { until } from '../../jobs/fixtures/job-options.js';
+import { womanSample } from './voice-cloning-helpers.js';
+import { startJobServer, type JobServerChild } from '../../jobs/fixtures/start-job-server.js';
 
-const fixture = fileURLToPath(new URL('../../jobs/fixtures/job-server.ts', import.meta.url));
 const OUTAGE_MS = 3_000;
 const SETTLE_LIMIT_MS = 30_000;
 
-interface Node {
-  child: ChildProcess;
-  url: string;
-  logs: () => string;
-}
+type Node = JobServerChild;
 
 function startNode(env: NodeJS.ProcessEnv): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let logs = '';
-  const keep = (d: Buffer) => void (logs = (logs + d.toString()).slice(-200_000));
-  child.stderr!.on('data', keep);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start: ${logs}`)), 90_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      keep(d);
-      const m = /READY (\S+)/.exec(logs);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, logs: () => logs });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}: ${logs}`));
-    });
-  });
-}
-
-/** The longest labelled adult woman's sample of the corpus. */
-function adultSample(): string {
-  const entries = readFileSync(path.join(corpusDir, 'manifest.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { file: string; kind: string; gender: string | null; age: string | null; duration_s: number });
-  const longest = entries.filter((e) => e.kind === 'age_gender' && e.gender === 'female' && Number(e.age) >= 18).sort((a, b) => b.duration_s - a.duration_s)[0];
-  assert.ok(longest, 'the corpus has an adult female sample');
-  return longest.file;
+  return startJobServer(env, { timeoutMs: 90_000 });
 }
 
 async function sql(url: string, text: string): Promise<pg.QueryResult> {
@@ -113,7 +79,7 @@ describe('a voice clone and a database outage', { skip: skipWithoutPgServer || n
          create trigger hold_clone_outcome before update on cloned_voices for each row execute function hold_clone_outcome();`,
       );
 
-      const rel = adultSample();
+      const rel = womanSample();
       const form = new FormData();
       form.append('displayName', 'Outage');
       form.append('file', new Blob([readFileSync(corpusFile(rel))], { type: 'audio/wav' }), path.basename(rel));

@@ -16,28 +16,17 @@ import { after, before, describe, it } from 'node:test';
 import { encodeInt16 } from '../../../src/audio/encode.js';
 import { parseWav, WavFormatTag, wavFile } from '../../../src/audio/wav.js';
 import { powerSpectrum } from '../../../src/voice-analysis/fft.js';
-import { corpusDir, corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
+import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents, chunkBytes } from '../../helpers/sse.js';
 import { connect, wsUrl } from '../../helpers/websocket.js';
-import { settledClone } from './voice-cloning-helpers.js';
+import { settledClone, womanSample } from './voice-cloning-helpers.js';
 
 const ZIPVOICE = 'fake-zipvoice-envelope-24k';
 const POCKET = 'fake-pocket-tts-tone-24k';
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH, ZIPVOICE], corpus: true });
 const TEXT = 'Good morning. This is a short test of the cloned voice.';
 const MAX_CLONES = 4;
-
-/** The longest labelled adult woman's sample of the corpus (clean read speech, one speaker). */
-function womanSample(): string {
-  const entries = readFileSync(`${corpusDir}/manifest.jsonl`, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { file: string; kind: string; gender: string | null; age: string | null; duration_s: number });
-  const longest = entries.filter((e) => e.kind === 'age_gender' && e.gender === 'female' && Number(e.age) >= 18).sort((a, b) => b.duration_s - a.duration_s)[0];
-  assert.ok(longest, 'the corpus has an adult female sample');
-  return longest.file;
-}
 
 /** The same samples labelled with a rate `factor` times higher: every frequency moves up by `factor`. */
 function raised(wav: Uint8Array, factor: number): Uint8Array {

@@ -25,6 +25,19 @@ function rssMb(pid: number): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The largest resident size `pid` reaches, once it has stopped growing for 2 s (at most a minute). */
+async function peakRssMb(pid: number, from: number): Promise<number> {
+  let peak = from;
+  for (let last = from, still = 0, deadline = Date.now() + 60_000; still < 8 && Date.now() < deadline; ) {
+    await sleep(250);
+    const now = rssMb(pid);
+    peak = Math.max(peak, now);
+    still = Math.abs(now - last) < 5 ? still + 1 : 0;
+    last = now;
+  }
+  return peak;
+}
+
 describe('Wyoming: what one connection can make the server hold', () => {
   let server: ServerProcess;
   let port: number;
@@ -68,15 +81,7 @@ describe('Wyoming: what one connection can make the server hold', () => {
       const flushed = await Promise.race([new Promise<boolean>((resolve) => c.socket.write(event, () => resolve(true))), sleep(5_000).then(() => false)]);
       if (!flushed) break;
     }
-    // The largest size the server reaches, once it has stopped growing for 2 s.
-    let peak = before;
-    for (let last = before, still = 0, deadline = Date.now() + 60_000; still < 8 && Date.now() < deadline; ) {
-      await sleep(250);
-      const now = rssMb(pid);
-      peak = Math.max(peak, now);
-      still = Math.abs(now - last) < 5 ? still + 1 : 0;
-      last = now;
-    }
+    const peak = await peakRssMb(pid, before);
     const held = peak - before;
     console.log(`server RSS ${before.toFixed(0)} MB → peak ${peak.toFixed(0)} MB (+${held.toFixed(0)} MB); ${written} of ${events} events of 1 MiB written`);
 
@@ -107,14 +112,7 @@ describe('Wyoming: what one connection can make the server hold', () => {
       c.socket.pause();
       c.socket.write(event);
     }
-    let peak = before;
-    for (let last = before, still = 0, deadline = Date.now() + 60_000; still < 8 && Date.now() < deadline; ) {
-      await sleep(250);
-      const now = rssMb(pid);
-      peak = Math.max(peak, now);
-      still = Math.abs(now - last) < 5 ? still + 1 : 0;
-      last = now;
-    }
+    const peak = await peakRssMb(pid, before);
     const held = peak - before;
     for (const c of clients) c.socket.resume();
     const answers = await Promise.all(clients.map((c) => c.next()));
