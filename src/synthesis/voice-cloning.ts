@@ -24,6 +24,7 @@
  * clone of another account is as unknown as one that does not exist, and a deleted clone stops
  * speaking at once (nothing is cached).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeAudio } from '../audio/decode.js';
 import type { FfmpegRunner } from '../audio/ffmpeg.js';
 import { decodeInt16, encodeInt16 } from '../audio/encode.js';
@@ -336,7 +337,8 @@ export class VoiceCloningService {
           return;
         }
         if (attempt === 1) this.deps.log?.info({ voiceId: id, status: outcome.status }, 'voice clone outcome waits for the database');
-        await abortableDelay(delayMs, this.closing.signal);
+        // Cut short at shutdown: the loop then makes its last try.
+        await sleep(delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
         delayMs = Math.min(OUTCOME_RETRY_MAX_DELAY_MS, delayMs * 2);
       }
     }
@@ -347,20 +349,6 @@ export class VoiceCloningService {
 const OUTCOME_RETRY_FIRST_DELAY_MS = 250;
 /** Longest wait between two writes of an outcome, ms. */
 const OUTCOME_RETRY_MAX_DELAY_MS = 10_000;
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 const tooManyClones = (count: number, limit: number) =>
   new InvalidRequestError(`This account already has ${count} cloned voices, the most it may keep (${limit}); delete one first`);
