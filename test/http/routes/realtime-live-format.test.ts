@@ -79,7 +79,7 @@ describe('live format=true with a punctuation pack installed', { skip: NEEDS }, 
   });
 
   it('finals of utterances sent at once, each through the model, in the order spoken', async () => {
-    const speeches = ['well my name is john', 'i live in london how are you today'].map(spoken);
+    const speeches = ['well my name is john', 'i live in london how are you today'].map((text) => spoken(text));
     const messages = await liveTranscripts(s, '/api/v1/stt/get_text', speeches, { format: 'true' });
     assert.deepEqual(finalsOf(messages).map((m) => m.transcript), ['Well, my name is John.', 'I live in London, how are you today?']);
     assert.equal(messages.at(-1).is_last, true);
