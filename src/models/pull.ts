@@ -92,6 +92,28 @@ function parseContentRange(value: string | null): { start?: number; total?: numb
   };
 }
 
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function isNetworkCode(code: string | undefined): boolean {
+  return code !== undefined && (NETWORK_CODES.has(code) || code.startsWith('ERR_TLS') || code.includes('CERT'));
+}
+
+/**
+ * A failed download as a user can act on it: the host, and the cause fetch keeps in `error.cause`
+ * (its own message is only "fetch failed"). An abort by the caller passes through unchanged.
+ */
+function networkFailure(url: string, what: string, error: unknown, signal: AbortSignal | undefined, advice = ''): unknown {
+  if (signal?.aborted) return error;
+  const chain: string[] = [];
+  for (let e: any = error; e && chain.length < 4; e = e.cause) {
+    const message = typeof e.message === 'string' && e.message !== 'fetch failed' ? e.message : '';
+    const text = typeof e.code === 'string' && !message.includes(e.code) ? `${e.code} ${message}`.trim() : message;
+    if (text && !chain.some((seen) => seen.includes(text))) chain.push(text);
+  }
+  const cause = chain.join(': ') || String(error);
+  return new PullError(`${what} ${new URL(url).host} (${url}): ${cause}${advice}`, { cause: error });
+}
+
 /** Downloads (or resumes) the asset into the partial file; returns the received size. */
 async function download(entry: CatalogueEntry, file: string, opts: PullOptions): Promise<{ bytes: number; resumed: boolean }> {
   const fetchImpl = opts.fetchImpl ?? fetch;
@@ -102,7 +124,9 @@ async function download(entry: CatalogueEntry, file: string, opts: PullOptions):
   }
   const headers: Record<string, string> = { 'User-Agent': 'parley-models' };
   if (existing > 0) headers.Range = `bytes=${existing}-`;
-  const response = await fetchImpl(entry.url, { headers, redirect: 'follow', ...(opts.signal ? { signal: opts.signal } : {}) });
+  const response = await fetchImpl(entry.url, { headers, redirect: 'follow', ...(opts.signal ? { signal: opts.signal } : {}) }).catch((error: unknown) => {
+    throw networkFailure(entry.url, 'could not reach', error, opts.signal);
+  });
 
   let append = false;
   let total: number | undefined;
@@ -149,7 +173,11 @@ async function download(entry: CatalogueEntry, file: string, opts: PullOptions):
     Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>),
     counter,
     createWriteStream(file, { flags: append ? 'a' : 'w' }),
-  );
+  ).catch((error: unknown) => {
+    // A disk error is the disk's; a dropped connection names the host and says the pull resumes.
+    if ((error as NodeJS.ErrnoException).syscall && !isNetworkCode((error as NodeJS.ErrnoException).code)) throw error;
+    throw networkFailure(entry.url, `lost the connection at byte ${received} to`, error, opts.signal, '; run the pull again to resume');
+  });
   if (total !== undefined && received !== total) {
     throw new PullError(`${entry.url}: download ended at ${received} of ${total} bytes; run the pull again to resume`);
   }

@@ -168,7 +168,8 @@ describe('pullPack', () => {
     const entry = entryFor(server, 'vits-piper-en_US-resume-low', archive);
     server.mode = 'cut';
     server.requests.length = 0;
-    await assert.rejects(pullPack(entry, { modelsDir }));
+    const host = new URL(server.url).host.replace(/\./g, '\\.');
+    await assert.rejects(pullPack(entry, { modelsDir }), new RegExp(`^PullError: lost the connection at byte \\d+ to ${host} \\(.*\\): .+; run the pull again to resume$`));
     const partial = partialFile(modelsDir, entry.id);
     assert.ok(existsSync(partial), 'partial kept');
     const got = readFileSync(partial).length;
@@ -221,6 +222,20 @@ describe('pullPack', () => {
     assert.deepEqual(readdirSync(path.join(modelsDir, 'silero-vad')).sort(), ['.parley-pack.json', 'silero_vad.onnx']);
     const { packs } = await scanModelPacks(modelsDir);
     assert.equal(packs[0]!.kind, 'vad-silero');
+  });
+
+  it('names the host and the cause when the server cannot be reached', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const modelsDir = tmp('parley-pull-');
+    const entry: CatalogueEntry = { ...findCatalogueEntry('silero-vad')!, url: `http://127.0.0.1:${port}/silero_vad.onnx` };
+    await assert.rejects(pullPack(entry, { modelsDir }), (error: Error) => {
+      assert.equal(error.message, `could not reach 127.0.0.1:${port} (${entry.url}): connect ECONNREFUSED 127.0.0.1:${port}`);
+      return true;
+    });
+    assert.ok(!existsSync(path.join(modelsDir, 'silero-vad')));
   });
 
   it('reports an HTTP error without leaving anything', async () => {
