@@ -24,6 +24,7 @@ export const SPEECH_ERROR_TYPES = {
   429: 'TooManyRequests',
   499: 'ClientClosedRequest',
   500: 'InternalServerError',
+  501: 'NotImplemented',
   503: 'ServiceUnavailable',
 } as const;
 export type SpeechErrorType = (typeof SPEECH_ERROR_TYPES)[keyof typeof SPEECH_ERROR_TYPES];
@@ -32,6 +33,12 @@ export type SpeechErrorType = (typeof SPEECH_ERROR_TYPES)[keyof typeof SPEECH_ER
 export class InvalidRequestError extends ParleyError {
   readonly code = 'InvalidRequest';
   readonly status = 400;
+}
+
+/** An operation of the service's other products (chat completions, analytics, …) this server does not offer. */
+export class NotOfferedError extends ParleyError {
+  readonly code = 'NotImplemented';
+  readonly status = 501;
 }
 
 /** Transcription input that is not decodable audio, or a Content-Type that is not audio/*. */

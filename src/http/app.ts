@@ -50,6 +50,7 @@ import { voiceCloningRoutes } from './routes/voice-cloning.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { modelRoutes, type ModelAdminDeps } from './routes/models.js';
+import { notOfferedRoutes } from './routes/not-offered.js';
 import { layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
@@ -281,6 +282,7 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, guard }
       );
     }
     if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
+    if (layout === 'current') await speech.register(notOfferedRoutes());
     if (layout !== 'legacy') return;
     if (deps.models) await speech.register(modelRoutes(deps.models));
     await speech.register(webhookSecretRoutes({ apiKeys: deps.apiKeys, defaultOverlapSeconds: config.webhooks.secretOverlapSeconds }));

@@ -16,6 +16,7 @@ import {
   InvalidRequestError,
   MethodNotAllowedError,
   NotFoundError,
+  NotOfferedError,
   OverloadedError,
   ParleyError,
   PayloadTooLargeError,
@@ -126,11 +127,13 @@ export function logWireError(log: FastifyRequest['log'], wire: WireError, err: u
 }
 
 /**
- * A 5xx: an error with its stack, except a refusal for load. Those come fastest exactly when the
- * server is busiest, so they are counted (metrics, admission's summary) and only debug-logged here.
+ * A 5xx: an error with its stack, except a refusal for load (those come fastest exactly when the
+ * server is busiest, so they are counted by metrics and admission's summary) and a route this
+ * server does not offer (the client's doing, not a failure): both only debug-logged here.
  */
 export function logFailure(log: FastifyRequest['log'], err: unknown, domain: ParleyError | null, msg: string): void {
   if (domain instanceof OverloadedError) log.debug({ reason: domain.message }, 'refused for load');
+  else if (domain instanceof NotOfferedError) log.debug({ reason: domain.message }, 'not offered');
   else log.error({ err }, msg);
 }
 
