@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../src/audio/wav.js';
 import { WavesErrorBody } from '../../src/http/schemas/common.js';
-import { loadContract, statusCounts, allJudgedItems, STATUSES, type Answer, type Field, type Operation, type Parameter, type Status } from '../../scripts/contract/contract.js';
+import { loadContract, statusCounts, allJudgedItems, judgedItems, STATUSES, type Answer, type Field, type Operation, type Parameter, type Status } from '../../scripts/contract/contract.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../helpers/models.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { allSseEvents } from '../helpers/sse.js';
@@ -467,6 +467,12 @@ describe(`the speech contract of ${contract.source.repository}@${contract.source
     assert.deepEqual(unjudged, [], 'items without a status (served, partial or not-served)');
     const unexplained = items.filter(({ item, parent }) => item.status === 'partial' && !item.missing && !parent?.missing).map(({ key }) => key);
     assert.deepEqual(unexplained, [], 'partial items without `missing`');
+  });
+
+  it('an operation marked served serves everything in it', () => {
+    const served = contract.operations.filter((op) => op.status === 'served');
+    const short = served.flatMap((op) => judgedItems(op).filter(({ item }) => item.status !== 'served').map(({ key }) => key));
+    assert.deepEqual(short, [], 'items not served in an operation marked served: mark the operation partial');
   });
 
   for (const op of contract.operations) {
