@@ -44,6 +44,16 @@ const OTHER_DOCUMENTS = [
  */
 const MODEL_ROUTE_BODIES = { lightning: 'LightningRequest', 'lightning-large': 'LightningLargeRequest', 'lightning-v2': 'Lightningv2Request' };
 
+/**
+ * Parameters a document states only in prose, each with the sentence that must still be there
+ * (the derivation fails when it is gone, so the list never keeps what the documents dropped).
+ */
+const PROSE_PARAMETERS = {
+  'WS /waves/v1/tts/live': [
+    { says: 'with the `timeout` query parameter', parameter: { name: 'timeout', in: 'query', type: 'integer', minimum: 1, default: 60 } },
+  ],
+};
+
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 const CONSTRAINTS = ['format', 'default', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems'];
 
@@ -160,6 +170,8 @@ function openApiOperations(doc, source) {
         }
         (Number(code) < 400 ? responses : errors).push(item);
       }
+      // A deprecated operation tells its callers so on every answer.
+      if (op.deprecated) responses.push({ code: '200', name: 'deprecated', headers: [{ name: 'Deprecation', type: 'string', const: 'true' }], fields: [] });
       operations.push({
         id: `${method.toUpperCase()} ${route}`,
         document: `${WAVES}/${source}`,
@@ -192,6 +204,10 @@ function asyncApiOperations(doc, source) {
     for (const op of Object.values(doc.operations ?? {})) {
       if (deref(op.channel) !== deref(channel) && op.channel?.$ref !== undefined && deref(op.channel).address !== channel.address) continue;
       for (const m of op.messages ?? []) (op.action === 'send' ? sends : receives).push(deref(m));
+    }
+    for (const { says, parameter } of PROSE_PARAMETERS[`WS ${channel.address}`] ?? []) {
+      if (!String(channel.description ?? '').includes(says)) throw new Error(`${source}: the channel no longer says "${says}"`);
+      parameters.push(parameter);
     }
     for (const m of sends) parameters.push(...bodyParameters(m.payload, deref, 'message'));
     const frames = receives.map((m) => ({ name: m.name, fields: fieldsOf(m.payload, deref) }));

@@ -395,6 +395,7 @@ function describeAnswer(op: Operation, answer: Answer): void {
       const value = out.headers?.get(h.name);
       if (h.status === 'not-served') assert.equal(value, null, `${label}: header ${h.name} is marked not served, yet sent`);
       else assert.equal(typeof value, 'string', `${label}: header ${h.name}`);
+      if (h.status === 'served' && h.const !== undefined) assert.equal(value, h.const, `${label}: header ${h.name}`);
     }
     for (const f of answer.fields) {
       // A frame's status value is served when some frame carries it.
