@@ -30,7 +30,8 @@ function valuesNotServed(values: EnumValue[] | undefined): string {
 }
 
 function fieldLine(f: Field): string {
-  return `${statusLine(f)}${valuesNotServed(f.values)}`;
+  // A field not served has none of its values either.
+  return `${statusLine(f)}${f.status === 'not-served' ? '' : valuesNotServed(f.values)}`;
 }
 
 function answerSection(answer: Answer): string[] {
