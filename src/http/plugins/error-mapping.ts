@@ -176,8 +176,9 @@ export class KnownRoutes {
   private readonly routes: { pattern: RegExp; method: string }[] = [];
 
   add(url: string, methods: string | string[]): void {
+    // `:name` is one path segment, a trailing `*` (a wildcard route) any rest.
     const pattern = new RegExp(
-      '^' + url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$',
+      '^' + url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+').replace(/\\\*$/, '.*') + '/?$',
     );
     for (const m of Array.isArray(methods) ? methods : [methods]) if (m !== 'HEAD') this.routes.push({ pattern, method: m });
   }

@@ -35,6 +35,7 @@ describe('error contract', () => {
     413: 'PayloadTooLarge',
     429: 'TooManyRequests',
     500: 'InternalServerError',
+    501: 'NotImplemented',
     503: 'ServiceUnavailable',
   };
 
