@@ -1,6 +1,6 @@
 /**
  * The key as clients of the hosted service send it: `Authorization: Bearer <key>` and
- * `Authorization: Token <key>` (the TTS socket of Bolna up to 0.10.1xx, bolna-ai/bolna @ e659b4cb,
+ * `Authorization: Token <key>` (the TTS socket of Bolna 0.9.7 to 0.10.136, bolna-ai/bolna @ e659b4cb,
  * bolna/synthesizer/smallest_synthesizer.py), over HTTP and on a WebSocket upgrade, with each
  * route family's refusal body for a missing or bad key.
  */
