@@ -20,6 +20,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { encodeInt16 } from '../../../src/audio/encode.js';
 import { parseWav } from '../../../src/audio/wav.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
@@ -125,6 +126,13 @@ describe('the Python SDK 5.5.0: synthesis, voices, dictionaries', () => {
     assert.ok(wav.samples.length > wav.sampleRate, 'more than a second of speech');
   });
 
+  it('synthesize_tts(text=…, voice_id=…): the generated call alone sends only those two, with Accept: audio/wav', async () => {
+    const res = await sdkCall(s, 'POST', 'waves/v1/tts', { json: { text: TEXT, voice_id: VOICE }, headers: { Accept: 'audio/wav' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'audio/wav');
+    assert.ok(parseWav(new Uint8Array(await res.arrayBuffer())).samples.length > 0);
+  });
+
   it('synthesize_tts with every option it types: sample_rate, speed, language, output_format pcm, word_timestamps, session_id, request_id', async () => {
     const res = await sdkCall(s, 'POST', 'waves/v1/tts', {
       json: { text: TEXT, voice_id: VOICE, model: 'lightning_v3.1', sample_rate: 16000, speed: 1.2, language: 'en', output_format: 'pcm', word_timestamps: true, session_id: 'session-1', request_id: 'request-1' },
@@ -224,6 +232,18 @@ describe('the Python SDK 5.5.0: synthesis, voices, dictionaries', () => {
 const NEEDS = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 const SPEECH = 'en/librispeech-1089-134686-0001.wav';
 
+/** The corpus speech as 16 kHz 16-bit PCM, what send_audio_chunk_out is given. */
+function speechPcm(): Buffer {
+  const wav = parseWav(readFileSync(corpusFile(SPEECH)));
+  assert.equal(wav.sampleRate, 16000);
+  return Buffer.from(encodeInt16(wav.samples));
+}
+
+/** Binary frames of 100 ms. */
+function sendInFrames(socket: TestSocket, pcm: Buffer): void {
+  for (let at = 0; at < pcm.length; at += 3200) socket.send(pcm.subarray(at, at + 3200));
+}
+
 describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS }, () => {
   let s: TestServer;
   before(async () => {
@@ -246,14 +266,20 @@ describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS 
   });
 
   it('stream_speech_to_text (helpers/streaming_stt.py): the handshake query, binary PCM, finalize, close_stream', async () => {
-    const wav = parseWav(readFileSync(corpusFile(SPEECH)));
-    assert.equal(wav.sampleRate, 16000);
     const socket = await sdkSocket(s, '/waves/v1/stt/live?model=pulse&language=en&sample_rate=16000&encoding=linear16');
-    const pcm = Buffer.alloc(wav.samples.length * 2);
-    wav.samples.forEach((sample, i) => pcm.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(sample * 32767))), i * 2));
-    for (let at = 0; at < pcm.length; at += 3200) socket.send(pcm.subarray(at, at + 3200));
+    sendInFrames(socket, speechPcm());
     socket.send('{"type": "finalize"}');
     await socket.until((all) => all.some((m) => m.is_final), 60_000);
+    socket.send('{"type": "close_stream"}');
+    await socket.until((all) => all.some((m) => m.is_last), 60_000);
+    const text = socket.messages.filter((m) => m.is_final && m.transcript).map((m) => m.transcript).join(' ');
+    assert.ok(text.split(/\s+/).length >= 5, text);
+    socket.close();
+  });
+
+  it('speech_to_text.stream() without request_options: <waves_ws>/waves/v1/stt/live with no query, 16 kHz linear16 by default', async () => {
+    const socket = await sdkSocket(s, '/waves/v1/stt/live');
+    sendInFrames(socket, speechPcm());
     socket.send('{"type": "close_stream"}');
     await socket.until((all) => all.some((m) => m.is_last), 60_000);
     const text = socket.messages.filter((m) => m.is_final && m.transcript).map((m) => m.transcript).join(' ');
