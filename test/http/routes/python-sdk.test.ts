@@ -69,8 +69,13 @@ function sdkSocket(s: TestServer, path: string): Promise<TestSocket> {
   return connect(wsUrl(s.url, path), { ...headers, 'user-agent': 'Python/3.12 websockets/13.1' });
 }
 
-function pcmOfChunks(messages: any[]): Buffer {
-  return Buffer.concat(messages.filter((m) => m.status === 'chunk').map((m) => Buffer.from(m.data.audio, 'base64')));
+/** Sends the frames, then the decoded audio of the chunks up to `complete` (an error fails). */
+async function spoken(socket: TestSocket, frames: string[]): Promise<Buffer> {
+  for (const frame of frames) socket.send(frame);
+  await socket.until((all) => all.some((m) => m.status === 'complete' || m.status === 'error'));
+  socket.close();
+  assert.equal(socket.messages.at(-1).status, 'complete', JSON.stringify(socket.messages.at(-1)));
+  return Buffer.concat(socket.messages.filter((m) => m.status === 'chunk').map((m) => Buffer.from(m.data.audio, 'base64')));
 }
 
 /** Waves' error body, as the SDK's ApiError carries it. */
@@ -190,42 +195,30 @@ describe('the Python SDK 5.5.0: synthesis, voices, dictionaries', () => {
 
   it('tts.connect + synthesize_streaming_tts: <waves_ws>/waves/v1/tts/live, one TtsRequestMessage, chunks then complete', async () => {
     const socket = await sdkSocket(s, '/waves/v1/tts/live');
-    socket.send(`{"voice_id": "${VOICE}", "text": "${TEXT}", "model": "lightning_v3.1", "sample_rate": 24000, "request_id": "py-1"}`);
-    await socket.until((all) => all.some((m) => m.request_id === 'py-1' && (m.status === 'complete' || m.status === 'error')));
-    const messages = socket.messages.filter((m) => m.request_id === 'py-1');
-    assert.equal(messages.at(-1).status, 'complete', JSON.stringify(messages.at(-1)));
-    assert.ok(pcmOfChunks(messages).length > 24000 * 2);
-    socket.close();
+    const audio = await spoken(socket, [`{"voice_id": "${VOICE}", "text": "${TEXT}", "model": "lightning_v3.1", "sample_rate": 24000, "request_id": "py-1"}`]);
+    assert.ok(socket.messages.every((m) => m.request_id === 'py-1'));
+    assert.ok(audio.length > 24000 * 2);
   });
 
   it('streaming_tts.connect + synthesize_streaming: <waves_ws>/waves/v1/streaming-tts/stream, a StreamTtsRequestMessage with is_streaming/is_final', async () => {
     const socket = await sdkSocket(s, '/waves/v1/streaming-tts/stream');
-    socket.send(`{"voice_id": "${VOICE}", "text": "${TEXT}", "is_streaming": false, "is_final": true, "language": "en", "sample_rate": 24000, "speed": 1.0}`);
-    await socket.until((all) => all.some((m) => m.status === 'complete' || m.status === 'error'));
-    assert.equal(socket.messages.at(-1).status, 'complete', JSON.stringify(socket.messages.at(-1)));
-    assert.ok(pcmOfChunks(socket.messages).length > 24000 * 2);
-    socket.close();
+    const audio = await spoken(socket, [`{"voice_id": "${VOICE}", "text": "${TEXT}", "is_streaming": false, "is_final": true, "language": "en", "sample_rate": 24000, "speed": 1.0}`]);
+    assert.ok(audio.length > 24000 * 2);
   });
 
+  /** WavesStreamingTTS._create_payload with TTSConfig's defaults. */
+  const helperFrame = (text: string, flags: string) =>
+    `{"voice_id": "${VOICE}", "model": "lightning_v3.1", "text": "${text}", "language": "en", "sample_rate": 24000, "speed": 1.0, "max_buffer_flush_ms": 0, ${flags}}`;
+
   it('WavesStreamingTTS.synthesize (waves/stream_tts.py, its ws_url set to Parley): TTSConfig defaults, continue and flush false', async () => {
-    const socket = await sdkSocket(s, '/waves/v1/tts/live');
-    socket.send(`{"voice_id": "${VOICE}", "model": "lightning_v3.1", "text": "${TEXT}", "language": "en", "sample_rate": 24000, "speed": 1.0, "max_buffer_flush_ms": 0, "continue": false, "flush": false}`);
-    await socket.until((all) => all.some((m) => m.status === 'complete' || m.status === 'error'));
-    assert.equal(socket.messages.at(-1).status, 'complete', JSON.stringify(socket.messages.at(-1)));
-    assert.ok(pcmOfChunks(socket.messages).length > 24000 * 2);
-    socket.close();
+    const audio = await spoken(await sdkSocket(s, '/waves/v1/tts/live'), [helperFrame(TEXT, '"continue": false, "flush": false')]);
+    assert.ok(audio.length > 24000 * 2);
   });
 
   it('WavesStreamingTTS.synthesize_streaming: text chunks with continue true, then an empty flush; the audio speaks every chunk', async () => {
-    const socket = await sdkSocket(s, '/waves/v1/tts/live');
-    for (const chunk of ['Hello from ', 'the streaming ', 'helper.']) {
-      socket.send(`{"voice_id": "${VOICE}", "model": "lightning_v3.1", "text": "${chunk}", "language": "en", "sample_rate": 24000, "speed": 1.0, "max_buffer_flush_ms": 0, "continue": true, "flush": false}`);
-    }
-    socket.send(`{"voice_id": "${VOICE}", "model": "lightning_v3.1", "text": "", "language": "en", "sample_rate": 24000, "speed": 1.0, "max_buffer_flush_ms": 0, "continue": false, "flush": true}`);
-    await socket.until((all) => all.some((m) => m.status === 'complete' || m.status === 'error'));
-    assert.equal(socket.messages.at(-1).status, 'complete', JSON.stringify(socket.messages.at(-1)));
-    assert.ok(pcmOfChunks(socket.messages).length > 24000 * 2 * 1.2, 'the three chunks are spoken');
-    socket.close();
+    const chunks = ['Hello from ', 'the streaming ', 'helper.'].map((chunk) => helperFrame(chunk, '"continue": true, "flush": false'));
+    const audio = await spoken(await sdkSocket(s, '/waves/v1/tts/live'), [...chunks, helperFrame('', '"continue": false, "flush": true')]);
+    assert.ok(audio.length > 24000 * 2 * 1.2, 'the three chunks are spoken');
   });
 });
 
@@ -237,6 +230,15 @@ function speechPcm(): Buffer {
   const wav = parseWav(readFileSync(corpusFile(SPEECH)));
   assert.equal(wav.sampleRate, 16000);
   return Buffer.from(encodeInt16(wav.samples));
+}
+
+/** send_close_stream, then the final transcripts up to is_last: the speech's words. */
+async function closedTranscript(socket: TestSocket): Promise<void> {
+  socket.send('{"type": "close_stream"}');
+  await socket.until((all) => all.some((m) => m.is_last), 60_000);
+  socket.close();
+  const text = socket.messages.filter((m) => m.is_final && m.transcript).map((m) => m.transcript).join(' ');
+  assert.ok(text.split(/\s+/).length >= 5, text);
 }
 
 /** Binary frames of 100 ms. */
@@ -270,21 +272,13 @@ describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS 
     sendInFrames(socket, speechPcm());
     socket.send('{"type": "finalize"}');
     await socket.until((all) => all.some((m) => m.is_final), 60_000);
-    socket.send('{"type": "close_stream"}');
-    await socket.until((all) => all.some((m) => m.is_last), 60_000);
-    const text = socket.messages.filter((m) => m.is_final && m.transcript).map((m) => m.transcript).join(' ');
-    assert.ok(text.split(/\s+/).length >= 5, text);
-    socket.close();
+    await closedTranscript(socket);
   });
 
   it('speech_to_text.stream() without request_options: <waves_ws>/waves/v1/stt/live with no query, 16 kHz linear16 by default', async () => {
     const socket = await sdkSocket(s, '/waves/v1/stt/live');
     sendInFrames(socket, speechPcm());
-    socket.send('{"type": "close_stream"}');
-    await socket.until((all) => all.some((m) => m.is_last), 60_000);
-    const text = socket.messages.filter((m) => m.is_final && m.transcript).map((m) => m.transcript).join(' ');
-    assert.ok(text.split(/\s+/).length >= 5, text);
-    socket.close();
+    await closedTranscript(socket);
   });
 
   it('create_voice_clone and list_voice_clones: multipart displayName + file on POST waves/v1/voice-cloning, then GET', async () => {
