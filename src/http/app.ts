@@ -26,7 +26,7 @@ import type { VoiceRegistry } from '../synthesis/voice-registry.js';
 import type { VoiceCloningService } from '../synthesis/voice-cloning.js';
 import type { HeldEngines } from '../transcription/transcribe.js';
 import type { Transcribe } from '../transcription/types.js';
-import { bearerAuth, bearerKey, bearerOfHeader } from './plugins/auth.js';
+import { bearerAuth, bearerKey, keyOfAuthorization } from './plugins/auth.js';
 import { enforceConnectionLimits, httpServerOptions } from './plugins/connection-limits.js';
 import { KnownRoutes, sendError, toWireError, useErrorMapping, type RouteFamily } from './plugins/error-mapping.js';
 import { Admission } from './plugins/admission.js';
@@ -139,7 +139,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
 
   const admission = new Admission(config.admission, {
     cachedAccount(authorization) {
-      const token = bearerOfHeader(authorization);
+      const token = keyOfAuthorization(authorization);
       return token === null ? undefined : (deps.apiKeys.cachedKey(token)?.accountId ?? undefined);
     },
     errorBody: refusalBody,

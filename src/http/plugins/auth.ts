@@ -29,13 +29,13 @@ export interface UnauthenticatedLimit {
 }
 
 /**
- * The key of `Authorization: Bearer`, or for a WebSocket upgrade without that header `?token=`:
- * browsers cannot set headers on a WebSocket. Less safe (URLs end up in logs and histories), so
- * only upgrades accept it.
+ * The key of `Authorization: Bearer` (or `Token`), or for a WebSocket upgrade without that header
+ * `?token=`: browsers cannot set headers on a WebSocket. Less safe (URLs end up in logs and
+ * histories), so only upgrades accept it.
  */
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
-  const token = bearerOfHeader(header);
+  const token = keyOfAuthorization(header);
   if (token !== null) return token;
   if (header === undefined && String(request.headers.upgrade).toLowerCase() === 'websocket') {
     const token = (request.query as Record<string, unknown> | undefined)?.token;
@@ -49,13 +49,16 @@ function bearerToken(request: FastifyRequest): string | null {
   return null;
 }
 
-/** The key of an `Authorization: Bearer <key>` header, or null. */
-export function bearerOfHeader(header: string | undefined): string | null {
-  const match = typeof header === 'string' ? BEARER.exec(header) : null;
+/**
+ * The key of an `Authorization: Bearer <key>` header, or of `Authorization: Token <key>` (the
+ * scheme some clients of the hosted service send, Bolna's TTS socket among them), or null.
+ */
+export function keyOfAuthorization(header: string | undefined): string | null {
+  const match = typeof header === 'string' ? KEY_SCHEMES.exec(header) : null;
   return match ? match[1]! : null;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const KEY_SCHEMES = /^(?:Bearer|Token)\s+(\S+)\s*$/i;
 
 /**
  * The request's Bearer key (its id, account and role), or null. A key remembered by the key cache
@@ -76,7 +79,7 @@ export function bearerKey(apiKeys: ApiKeyService, unauthenticated?: Unauthentica
 }
 
 /**
- * onRequest hook: `Authorization: Bearer <key>` → request.accountId, else 401 (or 429 from the
+ * onRequest hook: `Authorization: Bearer <key>` (or `Token <key>`) → request.accountId, else 401 (or 429 from the
  * address's bucket); a user key on an admin route → 403. Decided here by path, so an admin route
  * added later is covered too.
  */

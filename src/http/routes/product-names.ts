@@ -24,7 +24,15 @@ export interface SpeechRouteName {
   /** Answered with `Deprecation: true` (and a successor link where one is known). */
   deprecated: boolean;
   operations: readonly SpeechOperation[];
+  /**
+   * For a name the hosted service has retired (it answers 410 there): the day it did, and the name
+   * that replaced it. Parley keeps serving the name; its answers say when and what replaced it.
+   */
+  retiredUpstream?: { date: string; successor: string };
 }
+
+/** The hosted service's retirement of lightning-v2 and lightning-large. */
+const RETIRED_FOR_V31 = { date: '2026-05-19', successor: 'lightning-v3.1' } as const;
 
 /** Synthesis path names, each served for its model's operations only. */
 export const SPEECH_ROUTE_NAMES: readonly SpeechRouteName[] = [
@@ -34,8 +42,8 @@ export const SPEECH_ROUTE_NAMES: readonly SpeechRouteName[] = [
   // The original product model; its nearest generation serves it.
   { path: 'lightning', model: 'tts-v2', deprecated: true, operations: ['stream', 'get_speech', 'get_voices'] },
   // The official Node SDK calls get_speech and get_voices here too.
-  { path: 'lightning-large', model: 'tts-large', deprecated: true, operations: ['stream', 'get_speech', 'get_voices', 'add_voice', 'clones'] },
-  { path: 'lightning-v2', model: 'tts-v2', deprecated: false, operations: ['stream', 'get_speech', 'get_voices'] },
+  { path: 'lightning-large', model: 'tts-large', deprecated: true, operations: ['stream', 'get_speech', 'get_voices', 'add_voice', 'clones'], retiredUpstream: RETIRED_FOR_V31 },
+  { path: 'lightning-v2', model: 'tts-v2', deprecated: true, operations: ['stream', 'get_speech', 'get_voices'], retiredUpstream: RETIRED_FOR_V31 },
   { path: 'lightning-v3.1', model: 'tts-v3.1', deprecated: false, operations: ['stream', 'get_speech', 'get_voices', 'add_voice'] },
 ];
 
@@ -50,13 +58,49 @@ export function productNamesOf(model: ModelGeneration): string[] {
 }
 
 /**
- * The onRequest hook of a deprecated route: `Deprecation: true`, and a `Link` to the successor's
- * documentation when one is configured.
+ * The synthesis sockets of one prefix: `/<name>/get_speech/stream` for every name, and with `live`
+ * (the current layout) `/tts/live`, whose messages name the model, and the retired
+ * `/streaming-tts/stream`, whose messages are lightning-v2's.
  */
+export function speechSocketRoutes(live: boolean): { path: string; model: ModelGeneration | undefined; deprecated: boolean }[] {
+  const routes = SPEECH_ROUTE_NAMES.map(({ path, model, deprecated }) => ({ path: `/${path}/get_speech/stream`, model: model as ModelGeneration | undefined, deprecated }));
+  if (live) routes.push({ path: LIVE_SOCKET, model: undefined, deprecated: false }, { path: RETIRED_STREAM_SOCKET, model: 'tts-v2', deprecated: true });
+  return routes;
+}
+
+const LIVE_SOCKET = '/tts/live';
+const RETIRED_STREAM_SOCKET = '/streaming-tts/stream';
+
+/**
+ * The headers of a deprecated route (its URL as registered): `Deprecation: true`; for a name the
+ * hosted service retired, `Sunset` (the day it did) and a `Link` to the route that replaced it
+ * (cloning and the clone list moved to `/waves/v1/voice-cloning`, deletion to none, the rest keep
+ * their paths under the successor's name); else a `Link` to the successor's documentation when one
+ * is configured.
+ */
+export function deprecationHeaders(routeUrl: string, successorDocsUrl?: string): Record<string, string> {
+  const headers: Record<string, string> = { Deprecation: 'true' };
+  const prefix = ROUTE_PREFIXES.find((candidate) => routeUrl.startsWith(`${candidate}/`));
+  const rest = prefix === undefined ? '' : routeUrl.slice(prefix.length);
+  const [, name = '', ...operation] = rest.split('/');
+  const retired = SPEECH_ROUTE_NAMES.find((candidate) => candidate.path === name)?.retiredUpstream;
+  let successor = successorDocsUrl;
+  if (rest === RETIRED_STREAM_SOCKET) successor = `${prefix}${LIVE_SOCKET}`;
+  if (retired) {
+    headers.Sunset = new Date(`${retired.date}T00:00:00Z`).toUTCString();
+    const path = operation.join('/');
+    if (path === '') successor = undefined;
+    else if (path === 'add_voice' || path === 'get_cloned_voices') successor = '/waves/v1/voice-cloning';
+    else successor = `${prefix}/${retired.successor}/${path}`;
+  }
+  if (successor) headers.Link = `<${successor}>; rel="successor-version"`;
+  return headers;
+}
+
+/** The onRequest hook of a deprecated route: its {@link deprecationHeaders}. */
 export function markDeprecated(successorDocsUrl: string | undefined) {
-  return async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    reply.header('Deprecation', 'true');
-    if (successorDocsUrl) reply.header('Link', `<${successorDocsUrl}>; rel="successor-version"`);
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    reply.headers(deprecationHeaders(request.routeOptions.url ?? '', successorDocsUrl));
   };
 }
 
@@ -84,7 +128,7 @@ const SPEECH_MODEL_VALUES: Readonly<Record<string, ModelGeneration>> = {
 };
 
 /** `model` values of the product's retired models: still served, answered with `Deprecation: true`. */
-const DEPRECATED_SPEECH_MODEL_VALUES: ReadonlySet<string> = new Set(['tts-large', 'lightning', 'lightning-large', 'lightning_large']);
+const DEPRECATED_SPEECH_MODEL_VALUES: ReadonlySet<string> = new Set(['tts-large', 'lightning', 'lightning-large', 'lightning_large', 'lightning-v2', 'lightning_v2']);
 
 export function isDeprecatedSpeechModelValue(value: string): boolean {
   return DEPRECATED_SPEECH_MODEL_VALUES.has(value);

@@ -16,7 +16,7 @@
  * refused with 429.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { RawData } from 'ws';
 import type { ModelGeneration } from '../../engines/types.js';
@@ -28,7 +28,7 @@ import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
-import { SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf } from './product-names.js';
+import { deprecationHeaders, markDeprecated, SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf, speechSocketRoutes } from './product-names.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -249,22 +249,22 @@ class SynthesisSocket {
 export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { live?: boolean }) {
   const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
   const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
-  const paths: [string, ModelGeneration | undefined, boolean][] = SPEECH_ROUTE_NAMES.map((name) => [`/${name.path}/get_speech/stream`, name.model, name.deprecated]);
-  if (options.live) paths.push(['/tts/live', undefined, false]);
+  const paths = speechSocketRoutes(options.live ?? false);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // A deprecated name says so on the upgrade's 101 (written by ws, not by a reply) and on a refusal.
-    const deprecatedPaths = new Set(paths.filter(([, , deprecated]) => deprecated).map(([path]) => `${instance.prefix}${path}`));
+    const deprecatedPaths = new Set(paths.filter(({ deprecated }) => deprecated).map(({ path }) => `${instance.prefix}${path}`));
     instance.websocketServer.on('headers', (headers: string[], request: IncomingMessage) => {
-      if (deprecatedPaths.has((request.url ?? '').split('?')[0]!)) headers.push('Deprecation: true');
+      const path = (request.url ?? '').split('?')[0]!;
+      if (deprecatedPaths.has(path)) for (const [name, value] of Object.entries(deprecationHeaders(path))) headers.push(`${name}: ${value}`);
     });
-    const markDeprecated = async (_request: FastifyRequest, reply: FastifyReply) => void reply.header('Deprecation', 'true');
-    for (const [path, model, deprecated] of paths) {
+    const deprecation = markDeprecated(undefined);
+    for (const { path, model, deprecated } of paths) {
       app.get(
         path,
         {
           websocket: true,
-          ...(deprecated && { onRequest: markDeprecated }),
+          ...(deprecated && { onRequest: deprecation }),
           config: { rateFamily: 'synthesis' },
           schema: { querystring: SynthesisSocketQuery },
           // Before the upgrade, so a bad value is a plain 400.

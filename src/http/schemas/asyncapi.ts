@@ -132,6 +132,11 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
     'tts-v3.1',
     "WebSocket synthesis, current layout: each message's model (any spelling, default lightning_v3.1) chooses the model and its rules",
   );
+  synthesisChannels['streaming-tts'] = synthesisChannel(
+    '/waves/v1/streaming-tts/stream',
+    'tts-v2',
+    "The hosted service's retired stream-tts socket (lightning-v2's messages), deprecated: /waves/v1/tts/live replaces it",
+  );
   transcriptionChannels['stt-live'] = transcriptionChannel('/waves/v1/stt/live', 'Streaming transcription, current layout (integer speakers)', LiveTranscription);
   const operations = (channels: Record<string, object>, received: string[], sent: string[]) =>
     Object.fromEntries(
@@ -145,7 +150,7 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
     info: {
       title: 'Parley realtime',
       version,
-      description: `Authenticate with Authorization: Bearer, or ?token= where headers cannot be set. Refusals before the upgrade are plain HTTP 4xx with the REST error bodies. ${limitsText(limits)}`,
+      description: `Authenticate with Authorization: Bearer (or Token), or ?token= where headers cannot be set. Refusals before the upgrade are plain HTTP 4xx with the REST error bodies. ${limitsText(limits)}`,
     },
     channels: { ...synthesisChannels, ...transcriptionChannels },
     operations: {

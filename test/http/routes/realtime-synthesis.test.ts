@@ -269,10 +269,10 @@ describe('description', () => {
     const addresses = new Set(Object.values(asyncapi.channels).map((c: any) => c.address));
     // Each one a route of the server.
     for (const address of addresses) assert.ok(s.server.app.hasRoute({ method: 'GET', url: address }), address);
-    for (const address of ['/api/v1/stt/get_text', '/api/v1/tts-v2/get_speech/stream', '/api/v1/lightning-v3.1/get_speech/stream', '/waves/v1/lightning-large/get_speech/stream', '/waves/v1/pulse/get_text', '/waves/v1/tts/live', '/waves/v1/stt/live']) {
+    for (const address of ['/api/v1/stt/get_text', '/api/v1/tts-v2/get_speech/stream', '/api/v1/lightning-v3.1/get_speech/stream', '/waves/v1/lightning-large/get_speech/stream', '/waves/v1/pulse/get_text', '/waves/v1/tts/live', '/waves/v1/stt/live', '/waves/v1/streaming-tts/stream']) {
       assert.ok(addresses.has(address), address);
     }
-    assert.equal(addresses.size, 7 * 2 + 2 * 2 + 2);
+    assert.equal(addresses.size, 7 * 2 + 2 * 2 + 3);
     assert.ok(asyncapi.channels['tts-live'].messages.wordTimestamp);
     assert.equal(asyncapi.channels['stt-live'].messages.transcription.payload.properties.words.items.properties.speaker.type, 'integer');
     assert.deepEqual(asyncapi.channels['tts-v2'].messages.speechRequest.payload.properties.speed, { minimum: 0.5, maximum: 2, default: 1, type: 'number' });
