@@ -202,7 +202,7 @@ function asyncApiOperations(doc, source) {
     const sends = [];
     const receives = [];
     for (const op of Object.values(doc.operations ?? {})) {
-      if (deref(op.channel) !== deref(channel) && op.channel?.$ref !== undefined && deref(op.channel).address !== channel.address) continue;
+      if (deref(op.channel)?.address !== channel.address) continue;
       for (const m of op.messages ?? []) (op.action === 'send' ? sends : receives).push(deref(m));
     }
     for (const { says, parameter } of PROSE_PARAMETERS[`WS ${channel.address}`] ?? []) {
@@ -324,7 +324,8 @@ export function derive(root, out) {
   }).map((op) => annotate(op, statuses));
   const notOffered = OTHER_DOCUMENTS.flatMap(({ file, product }) => otherOperations(load(root, file), file, product)).map((op) => annotate(op, statuses));
   return {
-    $comment: 'Derived by scripts/contract/derive.mjs from the documents named here; edit only status and missing (Parley\'s status: served, partial with what is missing, not-served).',
+    $comment:
+      'Derived by `node scripts/contract/derive.mjs <checkout of the repository>` from the documents named here, keeping the statuses: edit only status (served, partial, not-served) and missing (what a partial item lacks), then run `npm run docs:compatibility`.',
     source: { repository: REPOSITORY, commit, documents: [...SPEECH_DOCUMENTS, ...OTHER_DOCUMENTS].map((d) => `${WAVES}/${d.file}`) },
     operations,
     notOffered,

@@ -139,9 +139,8 @@ async function send(op: Operation, call: Call, auth = true): Promise<Outcome> {
   const query = new URLSearchParams(call.query).toString();
   const path = call.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(call.pathParams[name] ?? name));
   const url = path + (query ? `?${query}` : '');
-  if (op.protocol === 'websocket') return sendSocket(op, url, call, auth);
+  if (op.protocol === 'websocket') return sendSocket(url, call, auth);
   const headers = new Headers(call.headers);
-  if (!auth) headers.set('authorization', '');
   let body: BodyInit | undefined;
   if (op.requestContentType === 'multipart/form-data') {
     const form = new FormData();
@@ -182,7 +181,7 @@ function parseMaybe(data: string): unknown {
 }
 
 /** One message on a fresh socket, and every frame up to `complete`, an error, or the close. */
-async function sendSocket(_op: Operation, url: string, call: Call, auth: boolean): Promise<Outcome> {
+async function sendSocket(url: string, call: Call, auth: boolean): Promise<Outcome> {
   const headers = { ...call.headers };
   if (!auth) delete headers.Authorization;
   else headers.Authorization ??= `Bearer ${s.key}`;
