@@ -4,7 +4,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { ByteChunker } from '../../src/audio/chunk.js';
 import { decodeAudio } from '../../src/audio/decode.js';
 import { createEncoder, createFileEncoder, decodeInt16, encodeInt16, mp3SampleRateFor, type AudioEncoder } from '../../src/audio/encode.js';
-import { decodeMuLaw } from '../../src/audio/g711.js';
+import { decodeALaw, decodeMuLaw } from '../../src/audio/g711.js';
 import type { OutputFormat } from '../../src/audio/pcm.js';
 import { parseWav } from '../../src/audio/wav.js';
 import { correlation, dominantFrequency, f32Bytes, FFMPEG_MISSING, ffmpeg, twoTone } from './signal-fixtures.js';
@@ -83,6 +83,21 @@ describe('createEncoder in stream mode', () => {
     assert.equal(audio.samples.length, signal.length);
   });
 
+  test('alaw: raw G.711 A-law bytes, one per sample, that ffmpeg reads as the signal', async () => {
+    const signal = twoTone(8000, SECONDS);
+    const encoder = await createEncoder('alaw', 8000, 'stream');
+    assert.equal(encoder.contentType, 'audio/x-alaw');
+    const bytes = encodeInPieces(encoder, signal);
+    assert.equal(bytes.length, signal.length);
+    assert.ok(correlation(decodeALaw(bytes), signal) > 0.999);
+    const audio = await decodeAudio(bytes, { contentType: encoder.contentType + ';rate=8000' }, { ffmpeg: false });
+    assert.equal(audio.samples.length, signal.length);
+    if (!FFMPEG_MISSING) {
+      const viaFfmpeg = new Float32Array(ffmpeg(['-f', 'alaw', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], bytes).buffer);
+      assert.ok(correlation(viaFfmpeg, signal) > 0.999);
+    }
+  });
+
   for (const rate of [8000, 16000, 22050, 24000, 44100, 48000]) {
     test(`mp3 at ${rate} Hz: concatenated frames decode at that rate with the right content`, async () => {
       const signal = twoTone(rate, SECONDS);
@@ -133,7 +148,7 @@ describe('createEncoder in stream mode', () => {
 
   test('SSE framing: encoder output through the 1024-byte chunker reassembles exactly', async () => {
     const signal = twoTone(24000, SECONDS);
-    for (const format of ['pcm', 'wav', 'mp3', 'mulaw'] as OutputFormat[]) {
+    for (const format of ['pcm', 'wav', 'mp3', 'mulaw', 'alaw'] as OutputFormat[]) {
       const direct = encodeInPieces(await createEncoder(format, 24000, 'stream'), signal);
       const encoder = await createEncoder(format, 24000, 'stream');
       const chunker = new ByteChunker(1024);
@@ -198,6 +213,22 @@ describe('createFileEncoder (/get_speech)', () => {
       const viaFfmpeg = ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes);
       assert.equal(viaFfmpeg.length / 4, telephone.length);
     }
+  });
+
+  test('alaw → WAV format tag 6, 8-bit, readable by us and by ffmpeg', async () => {
+    const telephone = twoTone(8000, SECONDS);
+    const file = await encodeWholeFile('alaw', telephone, 8000, { wavHeader: true });
+    assert.equal(file.contentType, 'audio/wav');
+    const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
+    assert.equal(view.getUint16(20, true), 6);
+    assert.equal(view.getUint16(34, true), 8);
+    const audio = parseWav(file.bytes);
+    assert.equal(audio.samples.length, telephone.length);
+    assert.ok(correlation(audio.samples, telephone) > 0.999);
+    if (!FFMPEG_MISSING) assert.equal(ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes).length / 4, telephone.length);
+    const raw = await encodeWholeFile('alaw', telephone, 8000, { wavHeader: false });
+    assert.equal(raw.contentType, 'audio/x-alaw');
+    assert.equal(raw.bytes.length, telephone.length);
   });
 
   test('mp3 → audio/mpeg that decodes at the requested rate', async () => {
