@@ -202,39 +202,31 @@ describe('createFileEncoder (/get_speech)', () => {
     });
   }
 
-  test('mulaw → WAV format tag 7, 8-bit, readable by us and by ffmpeg', async () => {
-    const telephone = twoTone(8000, SECONDS);
-    const file = await encodeWholeFile('mulaw', telephone, 8000, { wavHeader: true });
-    assert.equal(file.contentType, 'audio/wav');
-    const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
-    assert.equal(view.getUint16(20, true), 7);
-    assert.equal(view.getUint16(34, true), 8);
-    assert.equal(view.getUint32(4, true), file.bytes.length - 8);
-    const audio = parseWav(file.bytes);
-    assert.equal(audio.sampleRate, 8000);
-    assert.equal(audio.samples.length, telephone.length);
-    assert.ok(correlation(audio.samples, telephone) > 0.999);
-    if (!FFMPEG_MISSING) {
-      const viaFfmpeg = ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes);
-      assert.equal(viaFfmpeg.length / 4, telephone.length);
-    }
-  });
-
-  test('alaw → WAV format tag 6, 8-bit, readable by us and by ffmpeg', async () => {
-    const telephone = twoTone(8000, SECONDS);
-    const file = await encodeWholeFile('alaw', telephone, 8000, { wavHeader: true });
-    assert.equal(file.contentType, 'audio/wav');
-    const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
-    assert.equal(view.getUint16(20, true), 6);
-    assert.equal(view.getUint16(34, true), 8);
-    const audio = parseWav(file.bytes);
-    assert.equal(audio.samples.length, telephone.length);
-    assert.ok(correlation(audio.samples, telephone) > 0.999);
-    if (!FFMPEG_MISSING) assert.equal(ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes).length / 4, telephone.length);
-    const raw = await encodeWholeFile('alaw', telephone, 8000, { wavHeader: false });
-    assert.equal(raw.contentType, 'audio/x-alaw');
-    assert.equal(raw.bytes.length, telephone.length);
-  });
+  for (const [format, formatTag, rawType] of [
+    ['mulaw', 7, 'audio/x-mulaw'],
+    ['alaw', 6, 'audio/x-alaw'],
+  ] as const) {
+    test(`${format} → WAV format tag ${formatTag}, 8-bit, readable by us and by ffmpeg; without the header ${rawType}`, async () => {
+      const telephone = twoTone(8000, SECONDS);
+      const file = await encodeWholeFile(format, telephone, 8000, { wavHeader: true });
+      assert.equal(file.contentType, 'audio/wav');
+      const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
+      assert.equal(view.getUint16(20, true), formatTag);
+      assert.equal(view.getUint16(34, true), 8);
+      assert.equal(view.getUint32(4, true), file.bytes.length - 8);
+      const audio = parseWav(file.bytes);
+      assert.equal(audio.sampleRate, 8000);
+      assert.equal(audio.samples.length, telephone.length);
+      assert.ok(correlation(audio.samples, telephone) > 0.999);
+      if (!FFMPEG_MISSING) {
+        const viaFfmpeg = ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes);
+        assert.equal(viaFfmpeg.length / 4, telephone.length);
+      }
+      const raw = await encodeWholeFile(format, telephone, 8000, { wavHeader: false });
+      assert.equal(raw.contentType, rawType);
+      assert.equal(raw.bytes.length, telephone.length);
+    });
+  }
 
   test('mp3 → audio/mpeg that decodes at the requested rate', async () => {
     const file = await encodeWholeFile('mp3', signal, 24000, { wavHeader: true });
