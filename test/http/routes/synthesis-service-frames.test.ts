@@ -19,6 +19,7 @@
  * fern/apis/waves/openapi/tts-openapi.yaml and fern/apis/waves/asyncapi/tts-ws.yaml.
  */
 import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
 import { after, before, describe, it } from 'node:test';
 import { decodeALaw } from '../../../src/audio/g711.js';
 import { parseWav } from '../../../src/audio/wav.js';
@@ -205,6 +206,23 @@ describe('WebSocket frames on /waves/v1/tts/live and the product names', () => {
     assert.notEqual(first[0].request_id, 'turn-1', 'request_id is ours');
     assert.notEqual(first[0].request_id, second[0].request_id);
     for (const m of all) assert.deepEqual(Object.keys(m).slice(0, 2), ['session_id', 'request_id']);
+    socket.close();
+  });
+
+  it('every message it sent matches the message of /asyncapi.json its status names', async () => {
+    const doc = await (await fetch(`${s.url}/asyncapi.json`)).json();
+    const ajv = new Ajv({ strict: false });
+    const messages = doc.channels['tts-live'].messages;
+    const check = Object.fromEntries(
+      Object.entries({ chunk: 'chunk', word_timestamp: 'wordTimestamp', complete: 'complete', error: 'error' }).map(([status, name]) => [status, ajv.compile(messages[name].payload)]),
+    );
+    const socket = await open();
+    socket.send(pipecatMessage('Checked against the document.', { request_id: 'doc-1', session_id: 'doc' }));
+    socket.send(pipecatMessage('Nobody speaks.', { voice_id: 'nobody' }));
+    socket.send({ text: 'Not a voice.' });
+    await socket.until((all) => all.filter((m) => m.status === 'complete' || m.status === 'error').length === 3);
+    assert.deepEqual(new Set(socket.messages.map((m) => m.status)), new Set(['chunk', 'word_timestamp', 'complete', 'error']));
+    for (const m of socket.messages) assert.ok(check[m.status]!(m), `${JSON.stringify(m).slice(0, 200)}: ${ajv.errorsText(check[m.status]!.errors)}`);
     socket.close();
   });
 
