@@ -3,7 +3,7 @@
  * engine produces them and returns the bytes to send; concatenating every `push` and the `end`
  * gives a complete stream (or, in 'file' mode, a complete file) of the requested format.
  */
-import { encodeMuLaw } from './g711.js';
+import { encodeALaw, encodeMuLaw } from './g711.js';
 import { Mp3FrameEncoder } from './mp3.js';
 import type { OutputFormat } from './pcm.js';
 import { createStreamingResampler, type StreamingResampler } from './resample.js';
@@ -117,7 +117,7 @@ class Mp3StreamEncoder implements AudioEncoder {
   }
 }
 
-/** Raw samples (int16 or mu-law), optionally preceded by a streaming WAV header. */
+/** Raw samples (int16, mu-law or A-law), optionally preceded by a streaming WAV header. */
 class SampleStreamEncoder implements AudioEncoder {
   private header: Uint8Array | undefined;
 
@@ -183,9 +183,9 @@ class WavFileEncoder implements AudioEncoder {
 /**
  * An encoder for one synthesis response.
  * - 'stream' (the SSE endpoint): pcm = raw int16 LE; wav = 44-byte header with 0xFFFFFFFF sizes,
- *   then int16 LE; mp3 = MPEG frames; mulaw = raw G.711 mu-law bytes.
- * - 'file': wav and mulaw are buffered and come out of `end()` as one WAV file with exact sizes
- *   (mulaw as format tag 7, 8-bit); pcm and mp3 are the same as in 'stream'. For /get_speech
+ *   then int16 LE; mp3 = MPEG frames; mulaw and alaw = raw G.711 bytes.
+ * - 'file': wav, mulaw and alaw are buffered and come out of `end()` as one WAV file with exact
+ *   sizes (mulaw as format tag 7, alaw as 6, both 8-bit); pcm and mp3 are the same as in 'stream'. For /get_speech
  *   use `encodeWholeFile`, which also applies the `add_wav_header` rule.
  */
 export async function createEncoder(format: OutputFormat, sampleRate: number, mode: EncoderMode): Promise<AudioEncoder> {
@@ -204,6 +204,9 @@ export async function createEncoder(format: OutputFormat, sampleRate: number, mo
     case 'mulaw':
       if (mode === 'file') return new WavFileEncoder(sampleRate, WavFormatTag.muLaw, 8, encodeMuLaw);
       return new SampleStreamEncoder('audio/x-mulaw', sampleRate, encodeMuLaw);
+    case 'alaw':
+      if (mode === 'file') return new WavFileEncoder(sampleRate, WavFormatTag.aLaw, 8, encodeALaw);
+      return new SampleStreamEncoder('audio/x-alaw', sampleRate, encodeALaw);
     case 'mp3': {
       const mpegRate = mp3SampleRateFor(sampleRate);
       return new Mp3StreamEncoder(
@@ -218,9 +221,9 @@ export async function createEncoder(format: OutputFormat, sampleRate: number, mo
 
 /**
  * The encoder of a whole /get_speech file: pcm and wav → PCM int16 WAV
- * (audio/wav); mp3 → audio/mpeg; mulaw → WAV with format tag 7 (audio/wav). `wavHeader: false`
- * (the legacy `add_wav_header: false`) drops the WAV header: raw int16 (audio/pcm) for pcm and
- * wav, raw mu-law (audio/x-mulaw) for mulaw; mp3 is unaffected. Feed it as the audio comes, so
+ * (audio/wav); mp3 → audio/mpeg; mulaw and alaw → WAV with format tag 7 or 6 (audio/wav).
+ * `wavHeader: false` (the legacy `add_wav_header: false`) drops the WAV header: raw int16
+ * (audio/pcm) for pcm and wav, raw G.711 (audio/x-mulaw, audio/x-alaw) for mulaw and alaw; mp3 is unaffected. Feed it as the audio comes, so
  * that encoding overlaps with synthesis; the concatenated output is the file.
  */
 export function createFileEncoder(format: OutputFormat, sampleRate: number, options: { wavHeader: boolean }): Promise<AudioEncoder> {

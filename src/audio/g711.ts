@@ -28,6 +28,21 @@ export function muLawToInt16(byte: number): number {
   return (u & 0x80 ? -magnitude : magnitude) | 0; // `| 0`: code 0x7f is zero, not -0
 }
 
+/** One linear int16 sample to an A-law byte (the Sun/CCITT reference: 13-bit magnitude, segment, 4-bit step, even bits inverted). */
+export function aLawFromInt16(sample: number): number {
+  let magnitude = (sample | 0) >> 3;
+  let mask = 0xd5;
+  if (magnitude < 0) {
+    mask = 0x55;
+    magnitude = -magnitude - 1;
+  }
+  let segment = 0;
+  while (segment < 8 && magnitude > (0x20 << segment) - 1) segment++;
+  if (segment >= 8) return 0x7f ^ mask;
+  const step = segment < 2 ? (magnitude >> 1) & 0x0f : (magnitude >> segment) & 0x0f;
+  return ((segment << 4) | step) ^ mask;
+}
+
 /** One A-law byte to a linear int16 sample. */
 export function aLawToInt16(byte: number): number {
   const a = (byte ^ 0x55) & 0xff;
@@ -51,13 +66,22 @@ export const aLawTable = buildTable(aLawToInt16);
 
 /** Float samples (clamped to [-1, 1]) to mu-law bytes. */
 export function encodeMuLaw(samples: Float32Array): Uint8Array {
+  return encodeCompanded(samples, muLawFromInt16);
+}
+
+function encodeCompanded(samples: Float32Array, fromInt16: (sample: number) => number): Uint8Array {
   const out = new Uint8Array(samples.length);
   for (let i = 0; i < samples.length; i++) {
     const s = samples[i];
     const clamped = s > 1 ? 1 : s < -1 ? -1 : s || 0; // `|| 0` also turns NaN into silence
-    out[i] = muLawFromInt16(Math.round(clamped * 32767));
+    out[i] = fromInt16(Math.round(clamped * 32767));
   }
   return out;
+}
+
+/** Float samples (clamped to [-1, 1]) to A-law bytes. */
+export function encodeALaw(samples: Float32Array): Uint8Array {
+  return encodeCompanded(samples, aLawFromInt16);
 }
 
 /** Mu-law bytes to float samples in [-1, 1]. */

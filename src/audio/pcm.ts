@@ -17,5 +17,5 @@ export interface PcmSource {
 }
 
 /** Output formats of the synthesis endpoints. */
-export type OutputFormat = 'pcm' | 'wav' | 'mp3' | 'mulaw';
-export const outputFormats: readonly OutputFormat[] = ['pcm', 'wav', 'mp3', 'mulaw'];
+export type OutputFormat = 'pcm' | 'wav' | 'mp3' | 'mulaw' | 'alaw';
+export const outputFormats: readonly OutputFormat[] = ['pcm', 'wav', 'mp3', 'mulaw', 'alaw'];

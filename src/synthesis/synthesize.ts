@@ -13,6 +13,7 @@ import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { outputUrgency, SynthesisStream, type OutputUrgency, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
+import { NORMALIZED_LANGUAGES } from './text/normalize.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
 import { loudnessFrameSamples, WordTimer, type TimedWord } from './word-timing.js';
@@ -29,6 +30,17 @@ export interface AccountVoices {
   resolve(accountId: string, voiceId: string): Promise<ResolvedVoice | undefined>;
 }
 
+/**
+ * Whether the request's `numberLanguage` is honoured: absent (undefined), "auto" or the synthesis
+ * language itself, or one whose numbers the normaliser spells. Else numbers are read in the
+ * synthesis language, and the answer says so.
+ */
+export function numberLanguageApplied(request: SynthesisRequest): boolean | undefined {
+  const { numberLanguage } = request;
+  if (numberLanguage === undefined) return undefined;
+  return numberLanguage === 'auto' || numberLanguage === request.language || NORMALIZED_LANGUAGES.includes(baseLanguage(numberLanguage));
+}
+
 export interface SynthesisRequest {
   accountId: string;
   model: ModelGeneration;
@@ -42,6 +54,10 @@ export interface SynthesisRequest {
   outputFormat: OutputFormat;
   consistency?: number;
   pronunciationDicts: string[];
+  /** The language numeric content is read in ('auto' or absent: the synthesis language). */
+  numberLanguage?: string;
+  /** Read digit-flanked math operators as words. */
+  mathNotation?: boolean;
 }
 
 /** A request whose voice, language and dictionaries are checked; its text is not yet. */
@@ -173,6 +189,8 @@ export class SynthesisService {
       dicts: resolved.dicts,
       normalize: !engine.normalizesText,
       maxChars: this.limits.maxPreparedTextChars,
+      numberLanguage: request.numberLanguage,
+      mathNotation: request.mathNotation,
     });
     if (prepared.sentences.length === 0) throw new InvalidRequestError('text must contain something to say');
     return { request, voice, engine, language: prepared.language, sentences: prepared.sentences, stream };

@@ -4,7 +4,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { ByteChunker } from '../../src/audio/chunk.js';
 import { decodeAudio } from '../../src/audio/decode.js';
 import { createEncoder, createFileEncoder, decodeInt16, encodeInt16, mp3SampleRateFor, type AudioEncoder } from '../../src/audio/encode.js';
-import { decodeMuLaw } from '../../src/audio/g711.js';
+import { decodeALaw, decodeMuLaw } from '../../src/audio/g711.js';
 import type { OutputFormat } from '../../src/audio/pcm.js';
 import { parseWav } from '../../src/audio/wav.js';
 import { correlation, dominantFrequency, f32Bytes, FFMPEG_MISSING, ffmpeg, twoTone } from './signal-fixtures.js';
@@ -83,6 +83,26 @@ describe('createEncoder in stream mode', () => {
     assert.equal(audio.samples.length, signal.length);
   });
 
+  test('alaw: raw G.711 A-law bytes, one per sample, that ffmpeg reads as the signal', async () => {
+    const signal = twoTone(8000, SECONDS);
+    const encoder = await createEncoder('alaw', 8000, 'stream');
+    assert.equal(encoder.contentType, 'audio/x-alaw');
+    const bytes = encodeInPieces(encoder, signal);
+    assert.equal(bytes.length, signal.length);
+    // Each sample within half of its segment's step (16 below 512, doubling per segment), in int16 units.
+    const decoded = decodeALaw(bytes);
+    for (let i = 0; i < signal.length; i++) {
+      const [heard, said] = [decoded[i]! * 32768, signal[i]! * 32767];
+      assert.ok(Math.abs(heard - said) <= Math.max(8, Math.abs(said) / 32) + 1, `sample ${i}: ${heard} for ${said}`);
+    }
+    const audio = await decodeAudio(bytes, { contentType: encoder.contentType + ';rate=8000' }, { ffmpeg: false });
+    assert.equal(audio.samples.length, signal.length);
+    if (!FFMPEG_MISSING) {
+      const viaFfmpeg = new Float32Array(ffmpeg(['-f', 'alaw', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], bytes).buffer);
+      assert.ok(correlation(viaFfmpeg, signal) > 0.999);
+    }
+  });
+
   for (const rate of [8000, 16000, 22050, 24000, 44100, 48000]) {
     test(`mp3 at ${rate} Hz: concatenated frames decode at that rate with the right content`, async () => {
       const signal = twoTone(rate, SECONDS);
@@ -133,7 +153,7 @@ describe('createEncoder in stream mode', () => {
 
   test('SSE framing: encoder output through the 1024-byte chunker reassembles exactly', async () => {
     const signal = twoTone(24000, SECONDS);
-    for (const format of ['pcm', 'wav', 'mp3', 'mulaw'] as OutputFormat[]) {
+    for (const format of ['pcm', 'wav', 'mp3', 'mulaw', 'alaw'] as OutputFormat[]) {
       const direct = encodeInPieces(await createEncoder(format, 24000, 'stream'), signal);
       const encoder = await createEncoder(format, 24000, 'stream');
       const chunker = new ByteChunker(1024);
@@ -182,23 +202,31 @@ describe('createFileEncoder (/get_speech)', () => {
     });
   }
 
-  test('mulaw → WAV format tag 7, 8-bit, readable by us and by ffmpeg', async () => {
-    const telephone = twoTone(8000, SECONDS);
-    const file = await encodeWholeFile('mulaw', telephone, 8000, { wavHeader: true });
-    assert.equal(file.contentType, 'audio/wav');
-    const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
-    assert.equal(view.getUint16(20, true), 7);
-    assert.equal(view.getUint16(34, true), 8);
-    assert.equal(view.getUint32(4, true), file.bytes.length - 8);
-    const audio = parseWav(file.bytes);
-    assert.equal(audio.sampleRate, 8000);
-    assert.equal(audio.samples.length, telephone.length);
-    assert.ok(correlation(audio.samples, telephone) > 0.999);
-    if (!FFMPEG_MISSING) {
-      const viaFfmpeg = ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes);
-      assert.equal(viaFfmpeg.length / 4, telephone.length);
-    }
-  });
+  for (const [format, formatTag, rawType] of [
+    ['mulaw', 7, 'audio/x-mulaw'],
+    ['alaw', 6, 'audio/x-alaw'],
+  ] as const) {
+    test(`${format} → WAV format tag ${formatTag}, 8-bit, readable by us and by ffmpeg; without the header ${rawType}`, async () => {
+      const telephone = twoTone(8000, SECONDS);
+      const file = await encodeWholeFile(format, telephone, 8000, { wavHeader: true });
+      assert.equal(file.contentType, 'audio/wav');
+      const view = new DataView(file.bytes.buffer, file.bytes.byteOffset);
+      assert.equal(view.getUint16(20, true), formatTag);
+      assert.equal(view.getUint16(34, true), 8);
+      assert.equal(view.getUint32(4, true), file.bytes.length - 8);
+      const audio = parseWav(file.bytes);
+      assert.equal(audio.sampleRate, 8000);
+      assert.equal(audio.samples.length, telephone.length);
+      assert.ok(correlation(audio.samples, telephone) > 0.999);
+      if (!FFMPEG_MISSING) {
+        const viaFfmpeg = ffmpeg(['-i', 'pipe:0', '-f', 'f32le', 'pipe:1'], file.bytes);
+        assert.equal(viaFfmpeg.length / 4, telephone.length);
+      }
+      const raw = await encodeWholeFile(format, telephone, 8000, { wavHeader: false });
+      assert.equal(raw.contentType, rawType);
+      assert.equal(raw.bytes.length, telephone.length);
+    });
+  }
 
   test('mp3 → audio/mpeg that decodes at the requested rate', async () => {
     const file = await encodeWholeFile('mp3', signal, 24000, { wavHeader: true });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { aLawToInt16, decodeALaw, decodeMuLaw, encodeMuLaw, muLawFromInt16, muLawToInt16 } from '../../src/audio/g711.js';
+import { aLawFromInt16, aLawToInt16, decodeALaw, decodeMuLaw, encodeALaw, encodeMuLaw, muLawFromInt16, muLawToInt16 } from '../../src/audio/g711.js';
 import { FFMPEG_MISSING, ffmpeg, sine } from './signal-fixtures.js';
 
 const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
@@ -39,6 +39,27 @@ describe('G.711', () => {
     assert.ok(differing / ramp.length < 0.02, `${differing} of 65536 codes differ from ffmpeg`);
   });
 
+  test('A-law encoding agrees with ffmpeg over the whole int16 range', { skip: FFMPEG_MISSING }, () => {
+    const ramp = new Int16Array(65536);
+    for (let i = 0; i < ramp.length; i++) ramp[i] = i - 32768;
+    const reference = ffmpeg(['-f', 's16le', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-f', 'alaw', 'pipe:1'], new Uint8Array(ramp.buffer));
+    assert.equal(reference.length, ramp.length);
+    let differing = 0;
+    for (let i = 0; i < ramp.length; i++) {
+      const ours = aLawFromInt16(ramp[i]);
+      if (ours === reference[i]) continue;
+      differing++;
+      // Only the neighbouring code, on a decision boundary (964 of 65536 inputs at the time of writing: ties ffmpeg rounds away from zero).
+      const step = Math.abs(aLawToInt16(ours) - aLawToInt16(reference[i]));
+      assert.ok(step <= 1024 && Math.abs(aLawToInt16(ours) - ramp[i]) <= step, `sample ${ramp[i]}`);
+    }
+    assert.ok(differing / ramp.length < 0.02, `${differing} of 65536 codes differ from ffmpeg`);
+  });
+
+  test('every A-law code survives decode then encode', () => {
+    for (let code = 0; code < 256; code++) assert.equal(aLawFromInt16(aLawToInt16(code)), code, `code ${code}`);
+  });
+
   test('every code survives decode then encode', () => {
     for (let code = 0; code < 256; code++) {
       const back = muLawFromInt16(muLawToInt16(code));
@@ -47,19 +68,24 @@ describe('G.711', () => {
     }
   });
 
-  test('a sine through mu-law keeps over 30 dB of SNR and the clamp holds', () => {
-    const signal = sine(440, 8000, 1, 0.8);
-    const decoded = decodeMuLaw(encodeMuLaw(signal));
-    let signalPower = 0;
-    let noisePower = 0;
-    for (let i = 0; i < signal.length; i++) {
-      signalPower += signal[i] ** 2;
-      noisePower += (signal[i] - decoded[i]) ** 2;
-    }
-    assert.ok(10 * Math.log10(signalPower / noisePower) > 30);
-    const clipped = decodeMuLaw(encodeMuLaw(Float32Array.from([2, -2, NaN])));
-    assert.ok(clipped[0] > 0.95 && clipped[1] < -0.95 && Math.abs(clipped[2]) < 0.001);
-  });
+  for (const [law, encode, decode] of [
+    ['mu-law', encodeMuLaw, decodeMuLaw],
+    ['A-law', encodeALaw, decodeALaw],
+  ] as const) {
+    test(`a sine through ${law} keeps over 30 dB of SNR and the clamp holds`, () => {
+      const signal = sine(440, 8000, 1, 0.8);
+      const decoded = decode(encode(signal));
+      let signalPower = 0;
+      let noisePower = 0;
+      for (let i = 0; i < signal.length; i++) {
+        signalPower += signal[i] ** 2;
+        noisePower += (signal[i] - decoded[i]) ** 2;
+      }
+      assert.ok(10 * Math.log10(signalPower / noisePower) > 30);
+      const clipped = decode(encode(Float32Array.from([2, -2, NaN])));
+      assert.ok(clipped[0] > 0.95 && clipped[1] < -0.95 && Math.abs(clipped[2]) < 0.001);
+    });
+  }
 
   test('A-law table spans the full range symmetrically', () => {
     const values = decodeALaw(allBytes);

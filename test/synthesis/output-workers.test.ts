@@ -82,7 +82,7 @@ describe('synthesis output workers', () => {
     await engine.close();
   });
 
-  for (const format of ['pcm', 'wav', 'mp3', 'mulaw'] as OutputFormat[]) {
+  for (const format of ['pcm', 'wav', 'mp3', 'mulaw', 'alaw'] as OutputFormat[]) {
     it(`gives the event loop's bytes for ${format}: whole file and stream`, async () => {
       const r = request({ outputFormat: format });
       for (const wavHeader of [true, false]) {
@@ -162,7 +162,7 @@ describe('synthesis output workers', () => {
 
   it('runs every output encoder once in each thread when warmed up', async () => {
     const warmed = await beside.warmUp();
-    for (const name of ['resampler', 'pcm', 'wav', 'mp3', 'mulaw', 'opus', 'flac']) assert.ok(warmed.includes(name), `${name}: ${warmed.join(', ')}`);
+    for (const name of ['resampler', 'pcm', 'wav', 'mp3', 'mulaw', 'alaw', 'opus', 'flac']) assert.ok(warmed.includes(name), `${name}: ${warmed.join(', ')}`);
   });
 
   it('stops at the output cap, and the workers keep serving', async () => {

@@ -132,7 +132,14 @@ export class RealtimeSockets {
    * socket stops reading until the session's receive() and a resume(), and what came with the
    * upgrade waits for the receiver.
    */
-  async admit(socket: WebSocket, request: FastifyRequest, kind: RealtimeKind, idleTimeoutMs: number): Promise<RealtimeSession | null> {
+  async admit(
+    socket: WebSocket,
+    request: FastifyRequest,
+    kind: RealtimeKind,
+    idleTimeoutMs: number,
+    /** The message sent before an idle socket is closed, given the idle seconds (none: closed without one). */
+    idleMessage?: (seconds: number) => object,
+  ): Promise<RealtimeSession | null> {
     const inbox = new Inbox(socket);
     const slot = { id: randomUUID(), accountId: request.accountId, kind };
     const max = this.limits.maxSocketsPerAccount;
@@ -149,12 +156,20 @@ export class RealtimeSockets {
     }
     this.open[kind]++;
     const openedAt = performance.now();
-    const session: RealtimeSession = new RealtimeSession(socket, request, this, idleTimeoutMs, inbox, () => {
-      this.slots.release(slot.id);
-      this.open[kind]--;
-      this.sessions.delete(session);
-      this.sessionEnded?.(kind, (performance.now() - openedAt) / 1000);
-    });
+    const session: RealtimeSession = new RealtimeSession(
+      socket,
+      request,
+      this,
+      idleTimeoutMs,
+      inbox,
+      () => {
+        this.slots.release(slot.id);
+        this.open[kind]--;
+        this.sessions.delete(session);
+        this.sessionEnded?.(kind, (performance.now() - openedAt) / 1000);
+      },
+      idleMessage,
+    );
     this.sessions.add(session);
     return session;
   }
@@ -207,6 +222,7 @@ export class RealtimeSession {
     private readonly idleTimeoutMs: number,
     private readonly inbox: Inbox,
     onClose: () => void,
+    private readonly idleMessage?: (seconds: number) => object,
   ) {
     const { limits } = sockets;
     this.sessionTimer = setTimeout(() => {
@@ -254,7 +270,9 @@ export class RealtimeSession {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.sockets.hit('idleTimeout', this.request, { idleTimeoutMs: this.idleTimeoutMs });
-      this.close(CloseCode.normal, `idle for ${Math.round(this.idleTimeoutMs / 1000)} s`);
+      const seconds = Math.round(this.idleTimeoutMs / 1000);
+      if (this.idleMessage && this.isOpen) this.socket.send(JSON.stringify(this.idleMessage(seconds)));
+      this.close(CloseCode.normal, `idle for ${seconds} s`);
     }, this.idleTimeoutMs);
   }
 

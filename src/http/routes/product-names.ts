@@ -52,9 +52,14 @@ export function speechRouteNamesFor(operation: SpeechOperation): SpeechRouteName
   return SPEECH_ROUTE_NAMES.filter((name) => name.operations.includes(operation));
 }
 
+/** Whether a path name is the product's (`lightning-v3.1`), served as the service serves it today, rather than a neutral one (`tts-v3.1`). */
+export function isProductName(path: string): boolean {
+  return path.startsWith('lightning');
+}
+
 /** The product names (`lightning-v3.1`, …) a model answers to, as the clone list's `modelIds` gives them. */
 export function productNamesOf(model: ModelGeneration): string[] {
-  return SPEECH_ROUTE_NAMES.filter((name) => name.model === model && name.path.startsWith('lightning')).map((name) => name.path);
+  return SPEECH_ROUTE_NAMES.filter((name) => name.model === model && isProductName(name.path)).map((name) => name.path);
 }
 
 /**

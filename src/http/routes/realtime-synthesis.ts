@@ -6,11 +6,15 @@
  * `flush` (speak the rest and finish; its text may be empty), `max_buffer_flush_ms` (speak what
  * waits without a sentence end after that long) and `word_timestamps`. A message of only
  * whitespace with nothing buffered is a keep-alive: no audio, no answer. Answers: `chunk`
- * messages of base64 audio (and `word_timestamp` messages when asked), then `complete`; or
+ * messages of base64 audio (and `word_timestamp` messages, numbered from 0, when asked), then `complete`; or
  * `error`, after which the socket stays usable (unless messages that are not speech requests at all
  * pass the socket's limit on malformed messages: it is then closed). Requests run one after another in the order they
  * arrived, so any number of them complete in turn on one socket; their pieces go through the
  * synthesis scheduler like SSE streams.
+ * On the product names and /tts/live every answer also carries session_id, our own request_id and
+ * the client's ids as external_session_id and external_request_id; a request still open for text
+ * completes once its audio has caught up and complete_backoff_ms (default 4 s) pass without text;
+ * an idle socket is told so before it is closed.
  * Each message that starts a request pays the account's synthesis rate limit as a REST request
  * does (text continuing an open request, a flush and a keep-alive do not); without a token it is
  * refused with 429.
@@ -21,14 +25,14 @@ import type { IncomingMessage } from 'node:http';
 import type { RawData } from 'ws';
 import type { ModelGeneration } from '../../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../../errors.js';
-import type { ResolvedSynthesis, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
+import { numberLanguageApplied, type ResolvedSynthesis, type SynthesisService, type SynthesisStats } from '../../synthesis/synthesize.js';
 import { TextFeed } from '../../synthesis/text-feed.js';
 import { logWireError, toWireError } from '../plugins/error-mapping.js';
 import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
-import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
-import { deprecationHeaders, markDeprecated, SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf, speechSocketRoutes } from './product-names.js';
+import { DEFAULT_COMPLETE_BACKOFF_MS, SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
+import { deprecationHeaders, isProductName, markDeprecated, SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf, speechSocketRoutes } from './product-names.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -52,7 +56,10 @@ const DEFAULT_LIVE_MODEL = 'lightning_v3.1';
 
 /** One request on a socket: its text arrives through `feed`, its audio leaves in order. */
 interface SocketRequest {
+  /** What the request is known by on this socket: the client's request_id, else one of ours. */
   id: string;
+  /** The id fields every message about the request carries. */
+  ids: Readonly<Record<string, string>>;
   resolved: Promise<ResolvedSynthesis>;
   feed: TextFeed;
   wordTimestamps: boolean;
@@ -60,6 +67,12 @@ interface SocketRequest {
   maxBufferFlushMs: number;
   /** Set while text waits and maxBufferFlushMs is on. */
   flushTimer?: NodeJS.Timeout;
+  /** An open request (continue) whose audio has caught up completes after this long without text; undefined: never. */
+  completeBackoffMs?: number;
+  /** Set while the audio has caught up with the text of an open request. */
+  backoffTimer?: NodeJS.Timeout;
+  /** Words timed so far: the next word_timestamp's id. */
+  words: number;
 }
 
 type Validators = ReadonlyMap<ModelGeneration, (data: unknown) => SynthesisMessage>;
@@ -73,16 +86,26 @@ class SynthesisSocket {
   readonly messages: OrderedMessages;
   private anonymous = 0;
 
-  /** @param pathModel the model the path names; undefined where each message names its own. */
+  /**
+   * @param pathModel the model the path names; undefined where each message names its own.
+   * @param service the socket is the service's of today (a product name, or /tts/live): its
+   *   messages carry session_id, our request_id and the client's ids as external_*, and an open
+   *   request completes after complete_backoff_ms without text. Else the client's request_id is
+   *   the request_id, and an open request waits for its flush.
+   */
   constructor(
     private readonly session: RealtimeSession,
     private readonly pathModel: ModelGeneration | undefined,
+    private readonly service: boolean,
     private readonly validators: Validators,
     private readonly options: RealtimeSynthesisOptions,
   ) {
     this.messages = new OrderedMessages(session, options.sockets, (data, isBinary) => this.take(data, isBinary));
     session.closed.signal.addEventListener('abort', () => {
-      for (const request of this.requests.values()) clearTimeout(request.flushTimer);
+      for (const request of this.requests.values()) {
+        clearTimeout(request.flushTimer);
+        clearTimeout(request.backoffTimer);
+      }
     });
   }
 
@@ -107,16 +130,24 @@ class SynthesisSocket {
       if (this.startsRequest(message)) await this.options.chargeRequest(this.session.request.accountId);
       this.accept(model, message);
     } catch (err) {
-      const id = requestId ?? this.buffering?.id ?? null;
+      const ids = this.idsOf(requestId ?? this.buffering?.id);
       const overLimit = malformed ? this.session.countMalformed() : undefined;
       if (overLimit) {
-        void this.sendError(id, new InvalidRequestError(overLimit));
+        void this.sendError(ids, new InvalidRequestError(overLimit));
         this.session.closeMalformed();
         return;
       }
       // Awaited: while the client reads none of its errors, the next message waits (and the socket stops reading).
-      await this.sendError(id, err);
+      await this.sendError(ids, err);
     }
+  }
+
+  /** The id fields of an error about the request the client calls `requestId` (which may not have started). */
+  private idsOf(requestId: string | undefined): Readonly<Record<string, string | null>> {
+    const known = requestId === undefined ? undefined : this.requests.get(requestId);
+    if (known) return known.ids;
+    if (!this.service) return { request_id: requestId ?? null };
+    return { session_id: this.session.request.id, ...(requestId === undefined ? {} : { external_request_id: requestId }) };
   }
 
   /** The request `message` continues, when one is open for more text. */
@@ -145,6 +176,7 @@ class SynthesisSocket {
     const open = this.continued(message);
     if (open) {
       if (message.max_buffer_flush_ms !== undefined) open.maxBufferFlushMs = message.max_buffer_flush_ms;
+      if (message.complete_backoff_ms !== undefined) open.completeBackoffMs = message.complete_backoff_ms;
       this.addText(open, message.text);
       if (!more) this.finish(open);
       return;
@@ -158,13 +190,25 @@ class SynthesisSocket {
     if (this.requests.size >= this.options.sockets.limits.maxRequestsPerSocket) {
       throw new InvalidRequestError(`at most ${this.options.sockets.limits.maxRequestsPerSocket} requests may be in flight on one socket`);
     }
-    const id = message.request_id ?? `${this.session.request.id}-${++this.anonymous}`;
+    const ours = () => `${this.session.request.id}-${++this.anonymous}`;
+    const id = message.request_id ?? ours();
+    const ids = this.service
+      ? {
+          session_id: this.session.request.id,
+          request_id: message.request_id === undefined ? id : ours(),
+          ...(message.session_id === undefined ? {} : { external_session_id: message.session_id }),
+          ...(message.request_id === undefined ? {} : { external_request_id: message.request_id }),
+        }
+      : { request_id: id };
     const request: SocketRequest = {
       id,
+      ids,
       resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId)),
       feed: new TextFeed(),
       wordTimestamps: message.word_timestamps === true,
       maxBufferFlushMs: message.max_buffer_flush_ms ?? 0,
+      completeBackoffMs: message.complete_backoff_ms ?? (this.service ? DEFAULT_COMPLETE_BACKOFF_MS : undefined),
+      words: 0,
     };
     request.resolved.catch(() => undefined); // reported in its turn, by run()
     this.requests.set(id, request);
@@ -180,6 +224,8 @@ class SynthesisSocket {
       throw new InvalidRequestError(`text must be at most ${this.options.maxTextChars} characters`);
     }
     request.feed.push(text);
+    // Text arriving is not the end of the request: its countdown starts again.
+    if (request.backoffTimer) this.armBackoff(request);
     if (!request.feed.waiting) {
       clearTimeout(request.flushTimer);
       request.flushTimer = undefined;
@@ -191,8 +237,36 @@ class SynthesisSocket {
     }
   }
 
+  /** Starts (or restarts) an open request's complete_backoff_ms countdown: at its end the request is finished as by a flush. */
+  private armBackoff(request: SocketRequest): void {
+    clearTimeout(request.backoffTimer);
+    request.backoffTimer = undefined;
+    if (request.completeBackoffMs === undefined || request.feed.isClosed) return;
+    request.backoffTimer = setTimeout(() => {
+      request.backoffTimer = undefined;
+      this.finish(request);
+    }, request.completeBackoffMs);
+  }
+
+  /**
+   * The request's text pieces as synthesis takes them. Each piece after the first is asked for
+   * once the audio of those before it has been sent: while it waits, the backoff runs.
+   */
+  private async *pieces(request: SocketRequest): AsyncGenerator<string> {
+    const feed = request.feed[Symbol.asyncIterator]();
+    for (let first = true; ; first = false) {
+      if (!first) this.armBackoff(request);
+      const next = await feed.next();
+      clearTimeout(request.backoffTimer);
+      request.backoffTimer = undefined;
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
   private finish(request: SocketRequest): void {
     clearTimeout(request.flushTimer);
+    clearTimeout(request.backoffTimer);
     request.feed.close();
     if (this.buffering === request) this.buffering = undefined;
   }
@@ -202,15 +276,15 @@ class SynthesisSocket {
     const { session } = this;
     const stats: SynthesisStats = { samples: 0 };
     let chunks = 0;
-    const send = (message: object) => session.send({ request_id: request.id, ...message }, writeStallTimeoutMs);
+    const send = (message: object) => session.send({ ...request.ids, ...message }, writeStallTimeoutMs);
     try {
       const resolved = await request.resolved;
       const rate = resolved.request.sampleRate;
       // Each piece of text is spoken as it completes; its words are timed once its audio is made.
-      const parts = synthesis.spokenParts(resolved, request.feed, session.closed.signal, stats, { wordTimestamps: request.wordTimestamps });
+      const parts = synthesis.spokenParts(resolved, this.pieces(request), session.closed.signal, stats, { wordTimestamps: request.wordTimestamps });
       for await (const part of parts) {
         if ('words' in part) {
-          for (const word of part.words) await send({ status: 'word_timestamp', data: word });
+          for (const word of part.words) await send({ status: 'word_timestamp', data: { id: request.words++, ...word } });
           continue;
         }
         const { bytes } = part;
@@ -220,10 +294,16 @@ class SynthesisSocket {
           await send({ status: 'chunk', data: { audio: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64') } });
         }
       }
-      await send({ status: 'complete', chunks, audio_seconds: Math.round((stats.samples / rate) * 1000) / 1000 });
+      const applied = numberLanguageApplied(resolved.request);
+      await send({
+        status: 'complete',
+        chunks,
+        audio_seconds: Math.round((stats.samples / rate) * 1000) / 1000,
+        ...(applied === undefined ? {} : { number_pronunciation_language_applied: applied }),
+      });
     } catch (err) {
       if (err instanceof AbortedError || !session.isOpen) session.request.log.info({ requestId: request.id, chunks }, 'socket closed: synthesis stopped');
-      else await this.sendError(request.id, err);
+      else await this.sendError(request.ids, err);
     } finally {
       // Text still arriving for a failed request is dropped with it.
       this.finish(request);
@@ -231,13 +311,13 @@ class SynthesisSocket {
     }
   }
 
-  private async sendError(requestId: string | null, err: unknown): Promise<void> {
+  private async sendError(ids: Readonly<Record<string, string | null>>, err: unknown): Promise<void> {
     const wire = toWireError(err, 'speech', this.session.request.id);
-    logWireError(this.session.request.log.child({ requestId }), wire, err, 'websocket synthesis request failed');
+    logWireError(this.session.request.log.child({ requestId: ids.external_request_id ?? ids.request_id }), wire, err, 'websocket synthesis request failed');
     const message = wire.body.message ?? wire.body.error;
     const retry = wire.retryAfter === undefined ? {} : { retry_after: wire.retryAfter };
     await this.session
-      .send({ status: 'error', request_id: requestId, message, error: { code: wire.body.error, message }, ...retry }, this.options.writeStallTimeoutMs)
+      .send({ ...ids, status: 'error', message, error: { code: wire.body.error, message }, ...retry }, this.options.writeStallTimeoutMs)
       .catch(() => undefined);
   }
 }
@@ -250,6 +330,8 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
   const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
   const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
   const paths = speechSocketRoutes(options.live ?? false);
+  // The neutral names keep Parley's own messages; every other socket is the service's of today.
+  const neutralPaths = new Set(SPEECH_ROUTE_NAMES.filter((name) => !isProductName(name.path)).map((name) => `/${name.path}/get_speech/stream`));
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // A deprecated name says so on the upgrade's 101 (written by ws, not by a reply) and on a refusal.
@@ -260,6 +342,7 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
     });
     const deprecation = markDeprecated(undefined);
     for (const { path, model, deprecated } of paths) {
+      const service = !neutralPaths.has(path);
       app.get(
         path,
         {
@@ -272,9 +355,10 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
         },
         async (socket, request) => {
           const idleTimeoutMs = idleTimeoutFromQuery(request.query.timeout, options.sockets.limits);
-          const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs);
+          const idleMessage = service ? (seconds: number) => ({ session_id: request.id, status: 'error', message: `Connection timed out after ${seconds} seconds of inactivity` }) : undefined;
+          const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs, idleMessage);
           if (!session) return;
-          const handler = new SynthesisSocket(session, model, validators, options);
+          const handler = new SynthesisSocket(session, model, service, validators, options);
           session.receive(handler.messages.receive);
           // Else the queue resumes the socket once it has drained to half.
           if (socket.isPaused && !handler.messages.backlogged) socket.resume();

@@ -8,17 +8,24 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
-import type { OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
-import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
+import { numberLanguageApplied, type SynthesisRequest, type SynthesisService, type SynthesisStats } from '../../synthesis/synthesize.js';
 import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrorsOf } from '../schemas/common.js';
-import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
+import {
+  currentSpeechRequestSchema,
+  outputFormatOf,
+  speechRequestSchema,
+  type CurrentSpeechBody,
+  type SpeechBody,
+  type WireOutputFormat,
+} from '../schemas/speech-request.js';
 import {
   DEFAULT_SPEECH_MODEL_VALUE,
   isDeprecatedSpeechModelValue,
+  isProductName,
   markDeprecated,
   SPEECH_MODEL_SPELLINGS,
   speechModelOf,
@@ -50,11 +57,19 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
     sampleRate: body.sample_rate,
     speed: body.speed,
     language: body.language,
-    outputFormat: body.output_format,
+    outputFormat: outputFormatOf(body.output_format),
     // tts-v3.1 has no consistency control.
     consistency: model === 'tts-v3.1' ? undefined : body.consistency,
     pronunciationDicts: body.pronunciation_dicts ?? [],
+    ...(body.number_pronunciation_language === undefined ? {} : { numberLanguage: body.number_pronunciation_language }),
+    mathNotation: body.math_notation === true,
   };
+}
+
+/** Says whether `number_pronunciation_language` was honoured, when the request gave one. */
+function reportNumberLanguage(reply: FastifyReply, request: SynthesisRequest): void {
+  const applied = numberLanguageApplied(request);
+  if (applied !== undefined) reply.header('X-Number-Pronunciation-Language-Applied', String(applied));
 }
 
 /** How a stream's events are framed on the wire: the legacy layout's, or the current layout's. */
@@ -80,15 +95,21 @@ function legacyFraming(jsonChunks: boolean, family: RouteFamily): StreamFraming 
   };
 }
 
-/** The current layout: `event: audio` frames of `{"audio"}`, then one `{"done": true}`. */
-const currentFraming: StreamFraming = {
-  chunk: (b64) => [
-    ['event', 'audio'],
-    ['data', JSON.stringify({ audio: b64 })],
-  ],
-  complete: () => [['data', JSON.stringify({ done: true })]],
-  family: 'waves',
-};
+/**
+ * The service's frames today (`/tts/live`, and `<product name>/stream` on both prefixes):
+ * `event: audio` frames of `{"audio", "done": false, "status": "206"}`, then one unnamed
+ * `{"status": "200", "done": true}`.
+ */
+function serviceFraming(family: RouteFamily): StreamFraming {
+  return {
+    chunk: (b64) => [
+      ['event', 'audio'],
+      ['data', JSON.stringify({ audio: b64, done: false, status: '206' })],
+    ],
+    complete: () => [['data', JSON.stringify({ status: '200', done: true })]],
+    family,
+  };
+}
 
 export function synthesisRoutes(options: SynthesisRouteOptions) {
   const { synthesis } = options;
@@ -98,6 +119,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
     const prepared = await synthesis.prepare(synthesisRequest);
+    reportNumberLanguage(reply, synthesisRequest);
     const stats: SynthesisStats = { samples: 0 };
     const chunker = new ByteChunker(CHUNK_BYTES);
     let chunks = 0;
@@ -127,6 +149,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function getSpeech(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, wavHeader: boolean) {
     const prepared = await synthesis.prepare(synthesisRequest);
+    reportNumberLanguage(reply, synthesisRequest);
     const file = await synthesis.wholeFile(prepared, { wavHeader }, request.clientGone);
     return reply
       .header('Content-Type', file.contentType)
@@ -149,10 +172,12 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
   function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
     const model = speechModelOf(body.model)!;
     if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
-    // The client's correlation id comes back as the service returns it.
-    if (body.session_id !== undefined) reply.header('X-External-Session-Id', body.session_id);
+    // The service's correlation headers: its own ids (X-Request-Id is every answer's), the client's echoed or empty.
+    reply.header('X-Session-Id', request.id);
+    reply.header('X-External-Session-Id', body.session_id ?? '');
+    reply.header('X-External-Request-Id', body.request_id ?? '');
     const accept = String(request.headers.accept ?? '');
-    const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
+    const format: WireOutputFormat = body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm');
     const schema = modelSchema(model);
     const candidate = Value.Default(schema, {
       text: body.text,
@@ -163,6 +188,8 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       ...(body.sample_rate === undefined ? {} : { sample_rate: body.sample_rate }),
       ...(body.consistency === undefined ? {} : { consistency: body.consistency }),
       ...(body.pronunciation_dicts === undefined ? {} : { pronunciation_dicts: body.pronunciation_dicts }),
+      ...(body.number_pronunciation_language === undefined ? {} : { number_pronunciation_language: body.number_pronunciation_language }),
+      math_notation: body.math_notation,
     }) as SpeechBody;
     const error = Value.Errors(schema, candidate).First();
     if (error) {
@@ -180,10 +207,12 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    // `<name>/stream` keeps its framing on both prefixes (the service moved those routes unchanged).
-    const framing = legacyFraming(options.jsonChunks, family);
+    // A neutral `<name>/stream` keeps the original API's frames; a product name has the service's of today.
+    const neutralFraming = legacyFraming(options.jsonChunks, family);
+    const productFraming = serviceFraming(family);
     const errors = speechErrorsOf(layout);
     for (const { path, model, deprecated } of speechRouteNamesFor('stream')) {
+      const framing = isProductName(path) ? productFraming : neutralFraming;
       app.post(`/${path}/stream`, {
         config: { rateFamily: 'synthesis' },
         ...(deprecated ? { onRequest: deprecation } : {}),
@@ -234,12 +263,12 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       config: { rateFamily: 'synthesis' },
       schema: {
         tags: ['tts'],
-        summary: 'Stream speech as Server-Sent Events: `event: audio` frames of {"audio": base64}, then {"done": true}',
+        summary: 'Stream speech as Server-Sent Events: `event: audio` frames of {"audio": base64, "done": false, "status": "206"}, then {"status": "200", "done": true}',
         body,
         produces: ['text/event-stream'],
         response: errors,
       },
-      handler: (request, reply) => stream(request, reply, currentRequest(request.body, request, reply), currentFraming),
+      handler: (request, reply) => stream(request, reply, currentRequest(request.body, request, reply), productFraming),
     });
   };
 }

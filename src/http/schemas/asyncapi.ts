@@ -10,31 +10,41 @@ import type { ModelGeneration } from '../../engines/types.js';
 import { ROUTE_PREFIXES, SPEECH_ROUTE_NAMES, TRANSCRIPTION_ROUTE_NAMES } from '../routes/product-names.js';
 import { synthesisMessageSchema, SynthesisSocketQuery, TranscriptionSocketQuery } from './realtime.js';
 
+/** The ids of a message on the product names and /waves/v1/tts/live (on the neutral names request_id is the client's). */
+const serviceIds = {
+  session_id: Type.Optional(Type.String({ description: "The connection's id (product names and /waves/v1/tts/live)" })),
+  request_id: Type.String({ description: "Ours, one per request, on the product names and /waves/v1/tts/live; elsewhere the client's request_id" }),
+  external_session_id: Type.Optional(Type.String({ description: "The client's session_id, when it sent one (product names and /waves/v1/tts/live)" })),
+  external_request_id: Type.Optional(Type.String({ description: "The client's request_id, when it sent one (product names and /waves/v1/tts/live)" })),
+};
 const SynthesisChunk = Type.Object({
-  request_id: Type.String(),
+  ...serviceIds,
   status: Type.Literal('chunk'),
   data: Type.Object({ audio: Type.String({ description: 'base64 of the next bytes of the output_format stream' }) }),
 });
 const SynthesisComplete = Type.Object({
-  request_id: Type.String(),
+  ...serviceIds,
   status: Type.Literal('complete'),
   chunks: Type.Integer(),
   audio_seconds: Type.Number(),
+  number_pronunciation_language_applied: Type.Optional(Type.Boolean({ description: 'With number_pronunciation_language: whether numbers were read in it (false: in the text language)' })),
 });
 const SynthesisWordTimestamp = Type.Object({
-  request_id: Type.String(),
+  ...serviceIds,
   status: Type.Literal('word_timestamp'),
   data: Type.Object({
+    id: Type.Integer({ description: "the word's place in the request's text, from 0" }),
     word: Type.String(),
     start: Type.Number({ description: "seconds from the start of the request's audio" }),
     end: Type.Number(),
   }),
 });
 const SynthesisError = Type.Object({
+  ...serviceIds,
   status: Type.Literal('error'),
-  request_id: Type.Union([Type.String(), Type.Null()]),
+  request_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'null or absent for a message that started no request' })),
   message: Type.String(),
-  error: Type.Object({ code: Type.String({ description: 'The REST error type, e.g. InvalidRequest' }), message: Type.String() }),
+  error: Type.Optional(Type.Object({ code: Type.String({ description: 'The REST error type, e.g. InvalidRequest' }), message: Type.String() })),
 });
 const transcription = (speaker: TSchema) =>
   Type.Object({
@@ -101,7 +111,11 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
       ...message('chunk', SynthesisChunk, 'Audio'),
       ...message('wordTimestamp', SynthesisWordTimestamp, 'With word_timestamps: a word and where it is in the audio'),
       ...message('complete', SynthesisComplete, 'The request is done'),
-      ...message('error', SynthesisError, 'The request failed; the socket stays usable'),
+      ...message(
+        'error',
+        SynthesisError,
+        'The request failed; the socket stays usable. On the product names and /waves/v1/tts/live an idle socket is sent {"session_id","status":"error","message":"Connection timed out after N seconds of inactivity"} before it closes',
+      ),
     },
   });
   const transcriptionChannel = (address: string, title: string, payload: TSchema) => ({

@@ -18,6 +18,10 @@ export type SynthesisSocketQueryValues = Static<typeof SynthesisSocketQuery>;
 /** Longest `max_buffer_flush_ms` a client may ask for: beyond it text would wait longer than any client waits. */
 export const MAX_BUFFER_FLUSH_MS = 60_000;
 
+/** `complete_backoff_ms` bounds and default, as the service documents them. */
+export const MAX_COMPLETE_BACKOFF_MS = 10_000;
+export const DEFAULT_COMPLETE_BACKOFF_MS = 4_000;
+
 const SocketFields = Type.Object({
   continue: Type.Optional(Type.Boolean({ description: 'More text follows: it is buffered and spoken sentence by sentence' })),
   flush: Type.Optional(Type.Boolean({ description: 'Speak what is buffered and finish the request (text may be empty)' })),
@@ -27,6 +31,16 @@ const SocketFields = Type.Object({
     Type.Integer({ minimum: 0, maximum: MAX_BUFFER_FLUSH_MS, description: 'Speak buffered continue text after it waited this long without a sentence end (0: off)' }),
   ),
   word_timestamps: Type.Optional(Type.Boolean({ description: 'Send word_timestamp messages: each word and its seconds in the request audio' })),
+  session_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$', description: "The client's session id, echoed as external_session_id" }),
+  ),
+  complete_backoff_ms: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: MAX_COMPLETE_BACKOFF_MS,
+      description: `How long a request still open for text (continue) waits after its last audio before it completes (default ${DEFAULT_COMPLETE_BACKOFF_MS} on the product names and /tts/live, else never)`,
+    }),
+  ),
 });
 
 /**

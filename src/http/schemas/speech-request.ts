@@ -3,10 +3,33 @@
  * Ranges and enums live here so a 400 names the field and the rule.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { outputFormats } from '../../audio/pcm.js';
+import { outputFormats, type OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { modelLanguages } from '../../synthesis/languages.js';
 import { DictId, MAX_VOICE_ID_CHARS, StringEnum } from './common.js';
+
+/** `output_format` values on the wire: Parley's formats, and `ulaw` as the service spells mu-law. */
+export const wireOutputFormats = [...outputFormats, 'ulaw'] as const;
+export type WireOutputFormat = (typeof wireOutputFormats)[number];
+
+/** The encoder's format of a wire `output_format`. */
+export function outputFormatOf(wire: WireOutputFormat): OutputFormat {
+  return wire === 'ulaw' ? 'mulaw' : wire;
+}
+
+/** The language codes the service's synthesis requests list (both Lightning v3.1 pools). */
+export const SERVICE_LANGUAGE_CODES = [
+  'auto', 'en', 'hi', 'mr', 'kn', 'ta', 'bn', 'gu', 'te', 'ml', 'pa', 'or', 'es', 'de', 'fr', 'it',
+  'nl', 'sv', 'pt', 'ru', 'el', 'fi', 'no', 'pl', 'ar', 'zh', 'id', 'ja', 'ko', 'ms', 'tr', 'vi',
+] as const;
+
+/** The service's text-normalisation fields, the same on every route that takes a speech request. */
+const NormalizationFields = {
+  number_pronunciation_language: Type.Optional(
+    StringEnum(SERVICE_LANGUAGE_CODES, { description: "Language numbers, amounts, times and dates are read in (default: the synthesis language's)" }),
+  ),
+  math_notation: Type.Boolean({ default: false, description: 'Read digit-flanked operators (5 x 3, 2 ^ 10, 6 ÷ 2, spaced 5 - 3) as words' }),
+};
 
 export function speechRequestSchema(model: ModelGeneration, maxTextChars: number) {
   const sampleRate =
@@ -29,8 +52,9 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
       language: Type.String({ enum: ['auto', ...modelLanguages[model]], default: 'auto' }),
-      output_format: StringEnum(outputFormats, { default: 'pcm' }),
+      output_format: StringEnum(wireOutputFormats, { default: 'pcm' }),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
+      ...NormalizationFields,
       add_wav_header: Type.Optional(Type.Boolean({ description: 'Legacy: false returns raw PCM from get_speech' })),
     },
     { required: ['text', 'voice_id'] },
@@ -39,9 +63,6 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
 
 /** The body after validation: defaults filled in, so only the optional fields may be missing. */
 export type SpeechBody = Static<ReturnType<typeof speechRequestSchema>>;
-
-/** `output_format` values of the current layout: Parley's formats, and `ulaw` as the service spells mu-law. */
-export const currentOutputFormats = [...outputFormats, 'ulaw'] as const;
 
 /**
  * The body of `POST /waves/v1/tts` and `/waves/v1/tts/live`: the model is a body field (any spelling
@@ -61,9 +82,10 @@ export function currentSpeechRequestSchema(maxTextChars: number, modelValues: re
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
       language: Type.String({ enum: ['auto', ...languages], default: 'auto' }),
-      output_format: Type.Optional(StringEnum(currentOutputFormats, { description: 'Default pcm, or wav when Accept asks for audio/wav' })),
+      output_format: Type.Optional(StringEnum(wireOutputFormats, { description: 'Default pcm, or wav when Accept asks for audio/wav' })),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
-      word_timestamps: Type.Optional(Type.Boolean({ description: 'Accepted; word times are sent on the WebSocket only' })),
+      ...NormalizationFields,
+      word_timestamps: Type.Boolean({ default: false, description: 'Accepted; word times are sent on the WebSocket only' }),
       request_id: Type.Optional(Type.String({ maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$' })),
       session_id: Type.Optional(Type.String({ maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$' })),
     },

@@ -29,16 +29,28 @@ export function normalizeText(text: string, language: string): string {
   const clean = collapseWhitespace(text.normalize('NFC'));
   const rules = RULES[baseLanguage(language)];
   if (!rules) return clean;
-  let out = toAsciiDigits(clean);
-  out = expandAbbreviations(out, rules);
-  out = expandDates(out, rules);
+  const out = spellNumbersWith(expandAbbreviations(toAsciiDigits(clean), rules), rules);
+  return collapseWhitespace(out.replace(/\s*&\s*/g, ` ${rules.and} `)).normalize('NFC');
+}
+
+/**
+ * Only the numeric content (dates, times, amounts, percentages, numbers) spelled out in
+ * `language`, the words around it left as they are: for numbers read in another language than the
+ * text's. Text in a language without rules comes back unchanged.
+ */
+export function spellNumbers(text: string, language: string): string {
+  const rules = RULES[baseLanguage(language)];
+  if (!rules) return text;
+  return collapseWhitespace(spellNumbersWith(toAsciiDigits(text.normalize('NFC')), rules)).normalize('NFC');
+}
+
+function spellNumbersWith(text: string, rules: LanguageRules): string {
+  let out = expandDates(text, rules);
   out = expandTimes(out, rules);
   out = expandMoney(out, rules);
   out = expandPercentages(out, rules);
   out = rules.specialForms(out);
-  out = expandNumbers(out, rules);
-  out = out.replace(/\s*&\s*/g, ` ${rules.and} `);
-  return collapseWhitespace(out).normalize('NFC');
+  return expandNumbers(out, rules);
 }
 
 /** Devanagari digits (१२३) are read like ASCII ones. */

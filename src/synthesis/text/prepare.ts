@@ -1,11 +1,13 @@
 /**
- * The text side of synthesis, the one entry the use case calls:
- * pronunciation dictionaries → language detection (for "auto") → normalisation → sentences.
+ * The text side of synthesis, the one entry the use case calls: pronunciation dictionaries →
+ * language detection (for "auto") → math operators (when asked) → numbers in their own language
+ * (when asked) → normalisation → sentences.
  */
 import { InvalidRequestError } from '../../errors.js';
 import { baseLanguage } from '../languages.js';
 import { detectLanguage } from './detect-language.js';
-import { collapseWhitespace, normalizeText } from './normalize.js';
+import { readMathOperators } from './math-notation.js';
+import { collapseWhitespace, normalizeText, spellNumbers } from './normalize.js';
 import { applyPronunciationDicts, type CompiledPronunciationDict } from './pronunciation.js';
 import { splitSentences } from './sentences.js';
 
@@ -22,6 +24,10 @@ export interface PrepareTextOptions {
   maxSentenceChars?: number;
   /** Longest text after dictionaries and after normalisation; longer is an InvalidRequestError naming the limit. */
   maxChars?: number;
+  /** The language numeric content is read in, when not the text's ("auto" or absent: the text's). */
+  numberLanguage?: string;
+  /** Read digit-flanked operators as words, in the number language. */
+  mathNotation?: boolean;
 }
 
 export interface PreparedText {
@@ -43,7 +49,11 @@ export function prepareText(text: string, options: PrepareTextOptions): Prepared
   checkLength(replaced, options.maxChars, 'applying pronunciation_dicts');
   // Detection reads the original: respellings and IPA stand-ins are not words of any language.
   const language = options.language === 'auto' ? detectLanguage(text, options.allowedLanguages) : baseLanguage(options.language);
-  const normalized = options.normalize ? normalizeText(replaced, language) : collapseWhitespace(replaced);
+  const numberLanguage = options.numberLanguage === undefined || options.numberLanguage === 'auto' ? language : baseLanguage(options.numberLanguage);
+  let spoken = options.mathNotation ? readMathOperators(replaced, numberLanguage) : replaced;
+  // Numbers in another language are spelled here whatever the engine: its own reader would use the text's.
+  if (numberLanguage !== language) spoken = spellNumbers(spoken, numberLanguage);
+  const normalized = options.normalize ? normalizeText(spoken, language) : collapseWhitespace(spoken);
   checkLength(normalized, options.maxChars, 'normalisation (numbers, dates and symbols spelt out)');
   return { language, sentences: splitSentences(normalized, language, options.maxSentenceChars) };
 }

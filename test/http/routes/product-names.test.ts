@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseWav } from '../../../src/audio/wav.js';
-import { SPEECH_MODEL_SPELLINGS, speechModelOf, SPEECH_ROUTE_NAMES, ROUTE_PREFIXES, isDeprecatedSpeechModelValue } from '../../../src/http/routes/product-names.js';
+import { SPEECH_MODEL_SPELLINGS, speechModelOf, SPEECH_ROUTE_NAMES, ROUTE_PREFIXES, isDeprecatedSpeechModelValue, isProductName } from '../../../src/http/routes/product-names.js';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helpers/models.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents } from '../../helpers/sse.js';
@@ -60,8 +60,10 @@ describe('the route table under both prefixes', () => {
           assert.equal(res.status, 200);
           checkDeprecation(res);
           const events = await allSseEvents(res);
-          assert.ok(events.some((e) => e.event === 'chunk'));
-          assert.equal(events.at(-1)!.event, 'complete');
+          // A product name has the service's frames of today, a neutral one the original API's.
+          assert.ok(events.some((e) => e.event === (isProductName(path) ? 'audio' : 'chunk')));
+          assert.equal(events.at(-1)!.event, isProductName(path) ? 'message' : 'complete');
+          assert.equal(JSON.parse(events.at(-1)!.data).done, true);
         }
         if (operations.includes('clones')) {
           const res = await s.api(`${prefix}/${path}/get_cloned_voices`);
@@ -122,7 +124,7 @@ describe('POST /waves/v1/tts', () => {
 });
 
 describe('POST /waves/v1/tts/live', () => {
-  it('sends `event: audio` frames of {"audio"} holding the same audio as /tts, then {"done": true}', async () => {
+  it('sends `event: audio` frames of {"audio", "done": false, "status": "206"} holding the same audio as /tts, then {"status": "200", "done": true}', async () => {
     const body = { text: 'Hello there. This is Parley speaking on the current layout.', voice_id: VOICE, sample_rate: 24000 };
     const res = await s.api('/waves/v1/tts/live', { method: 'POST', json: body });
     assert.equal(res.status, 200);
@@ -132,9 +134,10 @@ describe('POST /waves/v1/tts/live', () => {
     assert.ok(audio.length > 1);
     for (const e of audio) {
       assert.equal(e.event, 'audio');
-      assert.deepEqual(Object.keys(JSON.parse(e.data)), ['audio']);
+      assert.deepEqual(Object.keys(JSON.parse(e.data)), ['audio', 'done', 'status']);
+      assert.deepEqual({ ...JSON.parse(e.data), audio: '' }, { audio: '', done: false, status: '206' });
     }
-    assert.deepEqual(JSON.parse(events.at(-1)!.data), { done: true });
+    assert.deepEqual(events.at(-1)!.fields, [['data', '{"status":"200","done":true}']]);
     const streamed = Buffer.concat(audio.map((e) => Buffer.from((JSON.parse(e.data) as { audio: string }).audio, 'base64')));
     const whole = Buffer.from(await (await s.api('/waves/v1/tts', { method: 'POST', json: body })).arrayBuffer());
     assert.ok(Math.abs(streamed.length - whole.length) <= 0.05 * whole.length, `${streamed.length} streamed vs ${whole.length} whole bytes`);

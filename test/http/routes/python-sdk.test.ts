@@ -184,9 +184,10 @@ describe('the Python SDK 5.5.0: synthesis, voices, dictionaries', () => {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('deprecation'), 'true');
       if (path.endsWith('/stream')) {
+        // A product name's /stream has the service's frames of today (the SDK yields each event's data).
         const events = await allSseEvents(res);
-        assert.ok(events.some((e) => e.event === 'chunk'));
-        assert.equal(events.at(-1)!.event, 'complete');
+        assert.ok(events.some((e) => e.event === 'audio'));
+        assert.deepEqual(JSON.parse(events.at(-1)!.data), { status: '200', done: true });
       } else {
         assert.ok(parseWav(new Uint8Array(await res.arrayBuffer())).samples.length > 0);
       }
@@ -196,7 +197,8 @@ describe('the Python SDK 5.5.0: synthesis, voices, dictionaries', () => {
   it('tts.connect + synthesize_streaming_tts: <waves_ws>/waves/v1/tts/live, one TtsRequestMessage, chunks then complete', async () => {
     const socket = await sdkSocket(s, '/waves/v1/tts/live');
     const audio = await spoken(socket, [`{"voice_id": "${VOICE}", "text": "${TEXT}", "model": "lightning_v3.1", "sample_rate": 24000, "request_id": "py-1"}`]);
-    assert.ok(socket.messages.every((m) => m.request_id === 'py-1'));
+    // The client's request_id comes back as external_request_id; request_id is the service's own.
+    assert.ok(socket.messages.every((m) => m.external_request_id === 'py-1' && m.request_id !== 'py-1'));
     assert.ok(audio.length > 24000 * 2);
   });
 

@@ -211,8 +211,13 @@ describe("Pipecat's sentences and keep-alive on /waves/v1/tts/live", () => {
       words.map((m) => m.data.word.replace(/[^\w]/g, '').toLowerCase()),
       ['hello', 'from', 'parley', 'goodbye'],
     );
+    // data: {id, word, start, end}, id the word's place in its request's text (asyncapi/tts-ws.yaml at smallest-inc/smallest-ai-documentation@bfc4ef1).
+    assert.deepEqual(
+      words.map((m) => m.data.id),
+      [0, 1, 2, 0],
+    );
     for (const m of words) {
-      assert.deepEqual(Object.keys(m.data).sort(), ['end', 'start', 'word']);
+      assert.deepEqual(Object.keys(m.data).sort(), ['end', 'id', 'start', 'word']);
       assert.ok(m.data.start >= 0 && m.data.end > m.data.start);
     }
     socket.close();

@@ -173,7 +173,7 @@ describe('errors', () => {
     const socket = await open();
     const cases: [Record<string, unknown>, string][] = [
       [{ voice_id: VOICE, text: 'x', speed: 5 }, 'speed must be between 0.5 and 2'],
-      [{ voice_id: VOICE, text: 'x', output_format: 'flac' }, 'output_format must be one of pcm, wav, mp3, mulaw'],
+      [{ voice_id: VOICE, text: 'x', output_format: 'flac' }, 'output_format must be one of pcm, wav, mp3, mulaw, alaw, ulaw'],
       [{ text: 'x' }, 'voice_id is required'],
       [{ voice_id: VOICE }, 'text is required'],
     ];

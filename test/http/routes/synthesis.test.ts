@@ -15,7 +15,7 @@ const ESPEAK = 'espeak-en-us-female';
 const TONES_16K = 'fake-piper-tones-en_US-16k';
 const TONES_22K_SPEAKER_1 = 'fake-piper-tones-en_US-22k-2spk-1';
 const models = ['tts-large', 'tts-v2', 'tts-v3.1'] as const;
-const formats = ['pcm', 'wav', 'mp3', 'mulaw'] as const;
+const formats = ['pcm', 'wav', 'mp3', 'mulaw', 'alaw'] as const;
 const defaultRate = { 'tts-large': 24000, 'tts-v2': 24000, 'tts-v3.1': 44100 } as const;
 
 let s: TestServer;
@@ -83,7 +83,7 @@ describe('POST /{model}/stream', () => {
         if (format === 'pcm') {
           assert.equal(bytes.length % 2, 0);
           assert.ok(Math.abs(bytes.length / 2 / rate - complete.audio_seconds) < 0.01);
-        } else if (format === 'mulaw') {
+        } else if (format === 'mulaw' || format === 'alaw') {
           assert.ok(Math.abs(bytes.length / rate - complete.audio_seconds) < 0.01);
         } else if (format === 'wav') {
           assert.equal(bytes.subarray(0, 4).toString('latin1'), 'RIFF');
