@@ -280,7 +280,11 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, guard }
         }),
       );
     }
-    if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
+    if (deps.cloning) {
+      await speech.register(
+        voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, readyTimeoutMs: config.cloning.readyTimeoutMs, layout, successorDocsUrl }),
+      );
+    }
     if (layout !== 'legacy') return;
     if (deps.models) await speech.register(modelRoutes(deps.models));
     await speech.register(webhookSecretRoutes({ apiKeys: deps.apiKeys, defaultOverlapSeconds: config.webhooks.secretOverlapSeconds }));
