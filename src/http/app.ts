@@ -282,7 +282,14 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, guard }
     }
     if (deps.cloning) {
       await speech.register(
-        voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, readyTimeoutMs: config.cloning.readyTimeoutMs, layout, successorDocsUrl }),
+        voiceCloningRoutes({
+          cloning: deps.cloning,
+          maxSampleBytes: config.cloning.maxSampleBytes,
+          readyTimeoutMs: config.cloning.readyTimeoutMs,
+          synthesis: deps.synthesis,
+          layout,
+          successorDocsUrl,
+        }),
       );
     }
     if (layout !== 'legacy') return;

@@ -12,6 +12,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { InvalidRequestError } from '../../errors.js';
 import { acceptFormData, type FormData } from '../plugins/form-data.js';
+import type { ClonedVoiceRow } from '../../store/cloned-voice-repository.js';
+import type { SynthesisService } from '../../synthesis/synthesize.js';
 import type { CloneRequest, CloningModel, VoiceCloningService } from '../../synthesis/voice-cloning.js';
 import { AddVoiceFields, AddVoiceResponse, type AddVoiceFieldValues } from '../schemas/add-voice.js';
 import { speechErrorsOf } from '../schemas/common.js';
@@ -24,6 +26,8 @@ export interface VoiceCloningRouteOptions {
   maxSampleBytes: number;
   /** Longest wait for a clone to be ready on the routes that answer once it is (config cloning.readyTimeoutMs). */
   readyTimeoutMs: number;
+  /** Speaks the sample clip those routes answer with; without it they answer no clips. */
+  synthesis?: SynthesisService;
   layout?: RouteLayout;
   /** Where a deprecated name's Deprecation Link header points. */
   successorDocsUrl?: string;
@@ -39,8 +43,20 @@ const CLONING_MODELS: Readonly<Record<string, CloningModel>> = {
 };
 const DEFAULT_CLONING_MODEL = 'lightning-v3.1';
 
-/** The answer of a route that waits for the clone: its whole record, as the clone routes list it. */
-const CreatedCloneResponse = Type.Object({ message: Type.String(), data: ClonedVoiceBody });
+/** What the sample clip of a new clone says. */
+const SAMPLE_CLIP_TEXT = 'Hello! This is a sample of what I sound like.';
+
+/** The answer of a route that waits for the clone: its whole record, as the clone routes list it, and a clip of it speaking. */
+const CreatedCloneResponse = Type.Object({
+  message: Type.String(),
+  data: Type.Composite([
+    ClonedVoiceBody,
+    Type.Object({
+      /** The new voice speaking: mp3 as a data: URL, so a client plays it without a second request or a credential. */
+      samples: Type.Array(Type.Object({ text: Type.String(), audioUrl: Type.String() })),
+    }),
+  ]),
+});
 
 const FORM_REQUIRED = 'add_voice takes multipart/form-data with the fields displayName and file';
 
@@ -111,9 +127,36 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
       transcript: fields.transcript,
     };
     const message = 'Voice clone created successfully';
-    if (naming === 'product') return { message, data: cloneToWire(await options.cloning.createReady(clone, options.readyTimeoutMs, request.clientGone), naming) };
+    if (naming === 'product') {
+      const row = await options.cloning.createReady(clone, options.readyTimeoutMs, request.clientGone);
+      return { message, data: { ...cloneToWire(row, naming), samples: await sampleClips(request, row) } };
+    }
     const row = await options.cloning.create(clone, request.clientGone);
     return { message, data: { voiceId: row.id, displayName: row.display_name, model: row.model, status: row.status, language: row.language ?? 'en', createdAt: row.created_at } };
+  }
+
+  /** The new clone saying SAMPLE_CLIP_TEXT; none when it cannot (the clone itself is made, so that is logged, not answered). */
+  async function sampleClips(request: FastifyRequest, row: ClonedVoiceRow): Promise<{ text: string; audioUrl: string }[]> {
+    if (!options.synthesis) return [];
+    try {
+      const prepared = await options.synthesis.prepare({
+        accountId: row.account_id,
+        model: 'tts-v3.1',
+        text: SAMPLE_CLIP_TEXT,
+        voiceId: row.id,
+        sampleRate: 24_000,
+        speed: 1,
+        language: 'auto',
+        outputFormat: 'mp3',
+        pronunciationDicts: [],
+      });
+      const clip = await options.synthesis.wholeFile(prepared, { wavHeader: true }, request.clientGone);
+      return [{ text: SAMPLE_CLIP_TEXT, audioUrl: `data:${clip.contentType};base64,${Buffer.from(clip.bytes).toString('base64')}` }];
+    } catch (err) {
+      if (request.clientGone.aborted) throw err;
+      request.log.error({ err, voiceId: row.id }, 'the sample clip of a new voice clone could not be spoken');
+      return [];
+    }
   }
 
   const createdResponse = (naming: CloneNaming) => (naming === 'product' ? CreatedCloneResponse : AddVoiceResponse);
