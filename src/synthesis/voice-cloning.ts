@@ -177,8 +177,9 @@ export class VoiceCloningService {
       }
       const row = await this.store(request, prepared);
       const cancelled = new AbortController();
+      const chosen = zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText };
       // The slot is held until the engine is prepared, so the work after the response is bounded too.
-      const work = this.finish(row, request, prepared, zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText }, release, cancelled.signal);
+      const work = this.finish({ row, request, prepared, zeroShot: chosen, cancelled: cancelled.signal }, release);
       handedOff = true;
       const tracked = work.then(() => undefined);
       this.pending.add(tracked);
@@ -308,32 +309,19 @@ export class VoiceCloningService {
    * longer tied to the client: a client that went away still finds its clone finished. `release`
    * frees the creation's slot once the engine work is done (before the outcome is written).
    */
-  private async finish(
-    row: ClonedVoiceRow,
-    request: CloneRequest,
-    prepared: PreparedSample,
-    zeroShot: { name: string; pack: string; needsText: boolean } | undefined,
-    release: () => void,
-    cancelled: AbortSignal,
-  ): Promise<SettledClone> {
+  private async finish(creation: Creation, release: () => void): Promise<SettledClone> {
     let settled: SettledClone;
     try {
-      settled = await this.prepareEngine(row, request, prepared, zeroShot, cancelled);
+      settled = await this.prepareEngine(creation);
     } finally {
       release();
     }
-    await this.recordOutcome(row.id, settled.outcome);
+    await this.recordOutcome(creation.row.id, settled.outcome);
     return settled;
   }
 
   /** The clone's engine and its settings, or `failed` with the reason (and the error that failed it); never throws. */
-  private async prepareEngine(
-    row: ClonedVoiceRow,
-    request: CloneRequest,
-    prepared: PreparedSample,
-    zeroShot: { name: string; pack: string; needsText: boolean } | undefined,
-    cancelled: AbortSignal,
-  ): Promise<SettledClone> {
+  private async prepareEngine({ row, request, prepared, zeroShot, cancelled }: Creation): Promise<SettledClone> {
     const signal = AbortSignal.any([this.closing.signal, cancelled]);
     const language = row.language ?? 'en';
     try {
@@ -410,6 +398,15 @@ export class VoiceCloningService {
 const OUTCOME_RETRY_FIRST_DELAY_MS = 250;
 /** Longest wait between two writes of an outcome, ms. */
 const OUTCOME_RETRY_MAX_DELAY_MS = 10_000;
+
+/** What the work after a clone is stored needs: the clone, its sample, the zero-shot pack chosen (if any), and its cancellation. */
+interface Creation {
+  row: ClonedVoiceRow;
+  request: CloneRequest;
+  prepared: PreparedSample;
+  zeroShot?: { name: string; pack: string; needsText: boolean };
+  cancelled: AbortSignal;
+}
 
 /** A creation under way: its stored row, its outcome once recorded, and how to stop it. */
 interface StartedClone {

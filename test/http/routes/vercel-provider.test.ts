@@ -175,6 +175,13 @@ describe('the Vercel AI SDK provider (smallest-ai-vercel-provider 579628e), repl
     return fetch(`${s.url}/waves/v1/voice-cloning/`, { method: 'POST', headers: providerHeaders, body: form });
   }
 
+  /** voiceClone.get: GET …/voice-cloning/{id}, the id URI-encoded. */
+  const getClone = (id: string) => fetch(`${s.url}/waves/v1/voice-cloning/${encodeURIComponent(id)}`, { headers: providerHeaders });
+
+  /** voiceClone.delete: POST …/voice-cloning/delete, its JSON Content-Type first. */
+  const deleteClone = (voiceId: string) =>
+    fetch(`${s.url}/waves/v1/voice-cloning/delete`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...providerHeaders }, body: JSON.stringify({ voiceId }) });
+
   /** A record as the provider's recordSchema reads it: voiceId, displayName and status strings, the rest typed if present. */
   function assertRecord(record: any): void {
     assert.equal(typeof record.voiceId, 'string');
@@ -192,17 +199,22 @@ describe('the Vercel AI SDK provider (smallest-ai-vercel-provider 579628e), repl
     }
   }
 
+  /** The record of a create's answer, checked: ready to speak, made for `model` (the product name), which it speaks on first. */
+  async function readyClone(res: Response, model: string): Promise<{ voiceId: string; _id: string }> {
+    const body = (await res.json()) as any;
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assertRecord(body.data);
+    assert.equal(body.data.status, 'completed');
+    assert.equal(body.data.model, model);
+    assert.equal(body.data.modelIds[0], model);
+    return body.data;
+  }
+
   it('creates a clone, lists it, gets it, speaks it at once, and deletes it (examples/06-voice-clone.mjs)', async (t) => {
     const started = Date.now();
     const created = await call('voiceClone.create (model lightning_v3.1)', async () => {
-      const res = await createClone({ displayName: `e2e-clone-${Date.now()}`, description: 'SDK example clone', accent: 'general', tags: ['en', 'test'], language: 'en' });
-      const body = (await res.json()) as any;
-      assert.equal(res.status, 200, JSON.stringify(body));
-      assertRecord(body.data);
-      assert.equal(body.data.status, 'completed');
-      assert.equal(body.data.model, 'lightning-v3.1');
-      assert.equal(body.data.modelIds[0], 'lightning-v3.1');
-      return body.data as { voiceId: string; _id: string };
+      const options = { displayName: `e2e-clone-${Date.now()}`, description: 'SDK example clone', accent: 'general', tags: ['en', 'test'], language: 'en' };
+      return readyClone(await createClone(options), 'lightning-v3.1');
     });
     t.diagnostic(`create answered in ${Date.now() - started} ms, the clone ready`);
 
@@ -224,7 +236,7 @@ describe('the Vercel AI SDK provider (smallest-ai-vercel-provider 579628e), repl
       ['_id', created._id],
     ] as const) {
       await call(`voiceClone.get by ${how}`, async () => {
-        const res = await fetch(`${s.url}/waves/v1/voice-cloning/${encodeURIComponent(id)}`, { headers: providerHeaders });
+        const res = await getClone(id);
         assert.equal(res.status, 200);
         const body = (await res.json()) as { success?: boolean; data: any };
         assertRecord(body.data);
@@ -232,34 +244,22 @@ describe('the Vercel AI SDK provider (smallest-ai-vercel-provider 579628e), repl
       });
     }
     await call('voiceClone.delete', async () => {
-      const res = await fetch(`${s.url}/waves/v1/voice-cloning/delete`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...providerHeaders },
-        body: JSON.stringify({ voiceId: created.voiceId }),
-      });
+      const res = await deleteClone(created.voiceId);
       assert.equal(res.status, 200);
       assert.deepEqual(await res.json(), { voiceId: created.voiceId, success: true });
     });
     await call('voiceClone.get and delete of the deleted clone are 404s, and it no longer speaks', async () => {
-      const get = await fetch(`${s.url}/waves/v1/voice-cloning/${created.voiceId}`, { headers: providerHeaders });
+      const get = await getClone(created.voiceId);
       assert.equal(get.status, 404);
       assert.deepEqual(Object.keys(await get.json()).sort(), ['error', 'message', 'request_id', 'status']);
-      const del = await fetch(`${s.url}/waves/v1/voice-cloning/delete`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...providerHeaders }, body: JSON.stringify({ voiceId: created.voiceId }) });
-      assert.equal(del.status, 404);
+      assert.equal((await deleteClone(created.voiceId)).status, 404);
       assert.equal((await speak('lightning_v3.1', TEXT, { voice: created.voiceId })).status, 400);
     });
   });
 
   it('clones onto the Pro pool and speaks the clone on lightning_v3.1_pro at once', async (t) => {
     const created = await call('voiceClone.create (model lightning-v3.1-pro)', async () => {
-      const res = await createClone({ displayName: 'pro clone', language: 'en', model: 'lightning-v3.1-pro' });
-      const body = (await res.json()) as any;
-      assert.equal(res.status, 200, JSON.stringify(body));
-      assertRecord(body.data);
-      assert.equal(body.data.status, 'completed');
-      assert.equal(body.data.model, 'lightning-v3.1-pro');
-      assert.equal(body.data.modelIds[0], 'lightning-v3.1-pro');
-      return body.data as { voiceId: string };
+      return readyClone(await createClone({ displayName: 'pro clone', language: 'en', model: 'lightning-v3.1-pro' }), 'lightning-v3.1-pro');
     });
     await call('speech with the Pro clone at once (lightning_v3.1_pro)', async () => {
       assert.ok((await audioSeconds(await speak('lightning_v3.1_pro', TEXT, { voice: created.voiceId }), 'wav', 44100)) > 1);
