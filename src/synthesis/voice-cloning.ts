@@ -131,12 +131,11 @@ export class VoiceCloningService {
    * Like create(), but answers once the clone can speak: the stored clone, `completed`. A clone
    * that fails, or is not ready within `timeoutMs`, is removed and the call throws: the failure's
    * own 4xx when the sample is at fault, else VoiceCloneError (voice_clone_error, or
-   * voice_clone_timeout when the time ran out). A client that goes away stops the wait, not the
-   * creation.
+   * voice_clone_timeout when the time ran out); so is one whose client goes away.
    */
   async createReady(request: CloneRequest, timeoutMs: number, signal?: AbortSignal): Promise<ClonedVoiceRow> {
     const { row, settled, cancel } = await this.begin(request, signal);
-    // The wait ends with the outcome, the time allowed, or the client; never the creation itself.
+    // The wait ends with the outcome, the time allowed, or the client going away.
     const stopWaiting = new AbortController();
     let result: SettledClone | undefined;
     try {
@@ -146,9 +145,10 @@ export class VoiceCloningService {
       stopWaiting.abort();
     }
     if (result?.outcome.status === 'completed') return { ...row, ...result.outcome } as ClonedVoiceRow;
-    if (!result && signal?.aborted) throw new AbortedError();
+    // Whatever ends the wait without a voice, the creation stops and nothing is kept, so a client that retries makes no second clone.
     if (!result) cancel();
     await this.remove(row);
+    if (!result && signal?.aborted) throw new AbortedError();
     if (this.closing.signal.aborted) throw shuttingDown();
     if (!result) throw new VoiceCloneError('voice_clone_timeout', `The voice clone was not ready within ${timeoutMs / 1000} s; nothing was kept. Please try again.`);
     if (result.cause instanceof ParleyError && result.cause.status < 500) throw result.cause;
@@ -316,8 +316,9 @@ export class VoiceCloningService {
     } finally {
       release();
     }
-    await this.recordOutcome(creation.row.id, settled.outcome);
-    return settled;
+    // What the database holds is what a client will find: a `completed` it refused is `failed`.
+    const recorded = await this.recordOutcome(creation.row.id, settled.outcome);
+    return recorded ? { ...settled, outcome: recorded } : settled;
   }
 
   /** The clone's engine and its settings, or `failed` with the reason (and the error that failed it); never throws. */
@@ -365,7 +366,7 @@ export class VoiceCloningService {
    * node takes the creation to be interrupted); at shutdown it is tried once more, not waited for.
    * A `completed` the database refuses for another reason is recorded as `failed`.
    */
-  private async recordOutcome(id: string, outcome: ClonedVoiceOutcome): Promise<void> {
+  private async recordOutcome(id: string, outcome: ClonedVoiceOutcome): Promise<ClonedVoiceOutcome | undefined> {
     const { repo } = this.deps;
     const clock = this.deps.clock ?? Date.now;
     const started = clock();
@@ -374,16 +375,16 @@ export class VoiceCloningService {
       try {
         await repo.update(id, outcome);
         if (attempt > 1) this.deps.log?.info({ voiceId: id, status: outcome.status, attempts: attempt, waitedMs: clock() - started }, 'voice clone outcome recorded once the database answered');
-        return;
+        return outcome;
       } catch (err) {
         if (!(err instanceof DatabaseUnavailableError)) {
           this.deps.log?.error({ err, voiceId: id }, 'recording a voice clone outcome failed');
           if (outcome.status === 'completed') return this.recordOutcome(id, { status: 'failed', error: 'the voice could not be prepared: an internal error (logged on the server)' });
-          return;
+          return undefined;
         }
         if (this.closing.signal.aborted || clock() - started + delayMs > INTERRUPTED_AFTER_MS) {
           this.deps.log?.error({ err, voiceId: id, status: outcome.status, attempts: attempt }, 'the outcome of a voice clone could not be recorded: the database stayed unavailable; the clone stays processing until a server starts after it is interrupted');
-          return;
+          return undefined;
         }
         if (attempt === 1) this.deps.log?.info({ voiceId: id, status: outcome.status }, 'voice clone outcome waits for the database');
         // Cut short at shutdown: the loop then makes its last try.
