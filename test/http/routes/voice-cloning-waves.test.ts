@@ -106,8 +106,8 @@ describe('voice cloning on /waves/v1 and the product names', { skip: NEEDS }, ()
       ['/api/v1/tts-large/get_cloned_voices', 'tts-v3.1-pro'],
       ['/api/v1/lightning-large/get_cloned_voices', 'lightning-v3.1-pro'],
       ['/waves/v1/tts-large/get_cloned_voices', 'lightning-v3.1-pro'],
-    ]) {
-      const { voices } = (await (await s.api(path!)).json()) as { voices: any[] };
+    ] as const) {
+      const { voices } = (await (await s.api(path)).json()) as { voices: any[] };
       assert.equal(voices[0].model, model, path);
     }
   });
@@ -161,6 +161,18 @@ describe('voice cloning on /waves/v1 and the product names', { skip: NEEDS }, ()
     assert.equal(deleted.status, 200);
     assert.deepEqual(await deleted.json(), { voiceId: pro.voiceId, success: true });
     await expectWavesError(await s.api(`/waves/v1/voice-cloning/${pro.voiceId}`), 404, /No cloned voice/);
+  });
+
+  it('documents the clone routes in the OpenAPI document', async () => {
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    for (const [path, method] of [
+      ['/waves/v1/voice-cloning/', 'post'],
+      ['/waves/v1/voice-cloning/', 'get'],
+      ['/waves/v1/voice-cloning/{id}', 'get'],
+      ['/waves/v1/voice-cloning/delete', 'post'],
+    ] as const) {
+      assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`);
+    }
   });
 });
 
