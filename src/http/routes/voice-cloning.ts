@@ -113,7 +113,8 @@ export function voiceCloningRoutes(options: VoiceCloningRouteOptions) {
     if (!request.body || !((request.body as FormData).fields instanceof Map)) throw new InvalidRequestError(FORM_REQUIRED);
     const form = receivedForm(request.body as FormData);
     const model = modelOf(form.fields);
-    if (!form.file) throw new InvalidRequestError('file is required: send the voice sample as the multipart file part named file');
+    // The service's sentence opens the product naming's refusal; Parley's own routes keep theirs.
+    if (!form.file) throw new InvalidRequestError(`${naming === 'product' ? 'No file provided' : 'file is required'}: send the voice sample as the multipart file part named file`);
     const fields = checkFields(form.fields);
     const clone: CloneRequest = {
       accountId: request.accountId,

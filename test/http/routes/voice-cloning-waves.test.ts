@@ -136,7 +136,7 @@ describe('voice cloning on /waves/v1 and the product names', { skip: NEEDS }, ()
     // MAX_CLONES are stored by now: the account is full.
     await expectWavesError(await s.api('/waves/v1/voice-cloning/', { method: 'POST', body: cloneForm({ displayName: 'One too many' }) }), 400, /already has 3 cloned voices/);
     const other = (path: string, form: FormData) => fetch(`${s.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${otherKey}` }, body: form });
-    await expectWavesError(await other('/waves/v1/voice-cloning', cloneForm({ displayName: 'No file' }, null)), 400, /^file is required/);
+    await expectWavesError(await other('/waves/v1/voice-cloning', cloneForm({ displayName: 'No file' }, null)), 400, /^No file provided/);
     await expectWavesError(await other('/waves/v1/voice-cloning', cloneForm({ displayName: 'v2', model: 'lightning-v2' })), 400, /^Voice cloning for lightning-v2 is deprecated\. Please use lightning-v3\.1$/);
     await expectWavesError(await other('/waves/v1/voice-cloning', cloneForm({ displayName: 'v9', model: 'lightning-v9' })), 400, /^model must be one of lightning-v3\.1, lightning_v3\.1, lightning-v3\.1-pro/);
     await expectWavesError(await other('/waves/v1/voice-cloning', cloneForm({ displayName: 'Klingon', language: 'tlh' })), 400, /^language must be one of/);
