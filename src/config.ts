@@ -255,7 +255,7 @@ export const ConfigSchema = Type.Object({
     maxUtteranceSeconds: number(30, 'streaming transcription: an utterance is finalised at this length', { minimum: 1 }),
     punctuationWaitMs: integer(1_000, 'streaming transcription with format=true: longest wait for the punctuation model on a final; past it the rules format that final', { minimum: 1 }),
   }),
-  /** Voice cloning (POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice). */
+  /** Voice cloning (POST /api/v1/tts-large/add_voice and /tts-v3.1/add_voice, POST /waves/v1/voice-cloning). */
   cloning: Type.Object({
     maxSampleBytes: integer(5 * 1024 * 1024, 'largest add_voice sample (5 MB; larger is 400)'),
     // A small file can hold hours of low-bitrate audio.
@@ -267,6 +267,7 @@ export const ConfigSchema = Type.Object({
     maxConcurrent: integer(1, 'clones created at once on a node', { minimum: 1 }),
     queueSize: integer(8, 'creations that may wait for a slot; more get 503 with `Retry-After`'),
     queueTimeoutMs: integer(30_000, 'longest wait for a cloning slot before 503'),
+    readyTimeoutMs: integer(45_000, 'POST /waves/v1/voice-cloning and the product-named add_voice answer once the clone can speak: longest wait for that (under the 60 s the service\'s SDKs wait), beyond which the clone is dropped and the answer is 500 `voice_clone_timeout`', { minimum: 1 }),
   }),
   /** The supervised processes that run every sherpa-onnx model (src/engines/server/inference-process.ts). */
   inference: Type.Object({

@@ -156,6 +156,18 @@ export class EngineError extends ParleyError {
   readonly status = 500;
 }
 
+/**
+ * A voice clone that could not be made (voice_clone_error) or was not ready in time
+ * (voice_clone_timeout): a 500 whose message and `error_code` the client sees.
+ */
+export class VoiceCloneError extends ParleyError {
+  readonly code = 'InternalServerError';
+  readonly status = 500;
+  constructor(readonly errorCode: 'voice_clone_error' | 'voice_clone_timeout', message: string) {
+    super(message);
+  }
+}
+
 /** The work was cancelled because the client went away (never sent to a client). */
 export class AbortedError extends ParleyError {
   readonly code = 'ClientClosedRequest';

@@ -281,7 +281,18 @@ function speechFamily(deps: AppDeps, prefix: RoutePrefix, { knownRoutes, guard }
         }),
       );
     }
-    if (deps.cloning) await speech.register(voiceCloningRoutes({ cloning: deps.cloning, maxSampleBytes: config.cloning.maxSampleBytes, layout, successorDocsUrl }));
+    if (deps.cloning) {
+      await speech.register(
+        voiceCloningRoutes({
+          cloning: deps.cloning,
+          maxSampleBytes: config.cloning.maxSampleBytes,
+          readyTimeoutMs: config.cloning.readyTimeoutMs,
+          synthesis: deps.synthesis,
+          layout,
+          successorDocsUrl,
+        }),
+      );
+    }
     if (layout === 'current') await speech.register(notOfferedRoutes());
     if (layout !== 'legacy') return;
     if (deps.models) await speech.register(modelRoutes(deps.models));

@@ -33,7 +33,7 @@ import { espeakSampleRate, type EspeakNgTts } from '../engines/server/espeak-ng-
 import type { ZeroShotTts } from '../engines/server/sherpa-tts.js';
 import type { TtsReference } from '../engines/sherpa-tasks.js';
 import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector } from '../engines/types.js';
-import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError } from '../errors.js';
+import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError, VoiceCloneError } from '../errors.js';
 import { DatabaseUnavailableError } from '../store/availability.js';
 import { newId, nowIso } from '../store/ids.js';
 import type { ClonedVoiceOutcome, ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
@@ -77,10 +77,15 @@ export type TranscribeSample = (samples: Float32Array, sampleRate: number, langu
 /** A creation still `processing` this long after it began is taken to have lost its node. */
 export const INTERRUPTED_AFTER_MS = 15 * 60_000;
 
+/**
+ * What a clone is made for: the route's model, or the `model` of POST /voice-cloning (tts-v3.1-pro:
+ * the product's premium pool, spoken by tts-v3.1's engines here too).
+ */
+export type CloningModel = 'tts-large' | 'tts-v3.1' | 'tts-v3.1-pro';
+
 export interface CloneRequest {
   accountId: string;
-  /** The route's model: tts-large or tts-v3.1. */
-  model: ModelGeneration;
+  model: CloningModel;
   displayName: string;
   file: { bytes: Uint8Array; contentType?: string; filename?: string };
   description?: string;
@@ -119,11 +124,44 @@ export class VoiceCloningService {
    * return. Throws InvalidRequestError for a bad sample or a full account.
    */
   async create(request: CloneRequest, signal?: AbortSignal): Promise<ClonedVoiceRow> {
+    return (await this.begin(request, signal)).row;
+  }
+
+  /**
+   * Like create(), but answers once the clone can speak: the stored clone, `completed`. A clone
+   * that fails, or is not ready within `timeoutMs`, is removed and the call throws: the failure's
+   * own 4xx when the sample is at fault, else VoiceCloneError (voice_clone_error, or
+   * voice_clone_timeout when the time ran out); so is one whose client goes away.
+   */
+  async createReady(request: CloneRequest, timeoutMs: number, signal?: AbortSignal): Promise<ClonedVoiceRow> {
+    const { row, settled, cancel } = await this.begin(request, signal);
+    // The wait ends with the outcome, the time allowed, or the client going away.
+    const stopWaiting = new AbortController();
+    let result: SettledClone | undefined;
+    try {
+      const waitSignal = signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal;
+      result = await Promise.race([settled, sleep(timeoutMs, undefined, { signal: waitSignal }).catch(() => undefined)]);
+    } finally {
+      stopWaiting.abort();
+    }
+    if (result?.outcome.status === 'completed') return { ...row, ...result.outcome } as ClonedVoiceRow;
+    // Whatever ends the wait without a voice, the creation stops and nothing is kept, so a client that retries makes no second clone.
+    if (!result) cancel();
+    await this.remove(row);
+    if (!result && signal?.aborted) throw new AbortedError();
+    if (this.closing.signal.aborted) throw shuttingDown();
+    if (!result) throw new VoiceCloneError('voice_clone_timeout', `The voice clone was not ready within ${timeoutMs / 1000} s; nothing was kept. Please try again.`);
+    if (result.cause instanceof ParleyError && result.cause.status < 500) throw result.cause;
+    throw new VoiceCloneError('voice_clone_error', result.outcome.error ?? 'the voice could not be prepared');
+  }
+
+  /** Checks and stores the clone as `processing`, and starts the work that prepares its engine. */
+  private async begin(request: CloneRequest, signal?: AbortSignal): Promise<StartedClone> {
     const { repo, limits } = this.deps;
     // A quick refusal before the sample is read; the insert counts again, atomically.
     const count = await repo.countForAccount(request.accountId);
     if (count >= limits.maxClonesPerAccount) throw tooManyClones(count, limits.maxClonesPerAccount);
-    if (this.closing.signal.aborted) throw new OverloadedError(5, 'The server is shutting down. Please try again later.');
+    if (this.closing.signal.aborted) throw shuttingDown();
     const release = await this.deps.concurrency.acquire(signal);
     let handedOff = false;
     try {
@@ -138,15 +176,25 @@ export class VoiceCloningService {
         engines.release();
       }
       const row = await this.store(request, prepared);
+      const cancelled = new AbortController();
+      const chosen = zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText };
       // The slot is held until the engine is prepared, so the work after the response is bounded too.
-      const work = this.finish(row, request, prepared, zeroShot && { name: zeroShot.name, pack: zeroShot.packId, needsText: zeroShot.needsReferenceText }, release);
+      const work = this.finish({ row, request, prepared, zeroShot: chosen, cancelled: cancelled.signal }, release);
       handedOff = true;
-      this.pending.add(work);
-      void work.finally(() => this.pending.delete(work));
-      return row;
+      const tracked = work.then(() => undefined);
+      this.pending.add(tracked);
+      void tracked.finally(() => this.pending.delete(tracked));
+      return { row, settled: work, cancel: () => cancelled.abort() };
     } finally {
       if (!handedOff) release();
     }
+  }
+
+  /** Removes a clone whose creation answered with an error; an outage leaves it `failed` (or to failInterrupted). */
+  private async remove(row: ClonedVoiceRow): Promise<void> {
+    await this.deps.repo.deleteForAccount(row.account_id, row.id).catch((err: unknown) => {
+      this.deps.log?.error({ err, voiceId: row.id }, 'removing a voice clone whose creation failed');
+    });
   }
 
   /** Stops work after responses (those clones record `failed`) and waits until every one has recorded its outcome. */
@@ -261,25 +309,21 @@ export class VoiceCloningService {
    * longer tied to the client: a client that went away still finds its clone finished. `release`
    * frees the creation's slot once the engine work is done (before the outcome is written).
    */
-  private async finish(
-    row: ClonedVoiceRow,
-    request: CloneRequest,
-    prepared: PreparedSample,
-    zeroShot: { name: string; pack: string; needsText: boolean } | undefined,
-    release: () => void,
-  ): Promise<void> {
-    let outcome: ClonedVoiceOutcome;
+  private async finish(creation: Creation, release: () => void): Promise<SettledClone> {
+    let settled: SettledClone;
     try {
-      outcome = await this.prepareEngine(row, request, prepared, zeroShot);
+      settled = await this.prepareEngine(creation);
     } finally {
       release();
     }
-    await this.recordOutcome(row.id, outcome);
+    // What the database holds is what a client will find: a `completed` it refused is `failed`.
+    const recorded = await this.recordOutcome(creation.row.id, settled.outcome);
+    return recorded ? { ...settled, outcome: recorded } : settled;
   }
 
-  /** The clone's engine and its settings, or `failed` with the reason; never throws. */
-  private async prepareEngine(row: ClonedVoiceRow, request: CloneRequest, prepared: PreparedSample, zeroShot?: { name: string; pack: string; needsText: boolean }): Promise<ClonedVoiceOutcome> {
-    const signal = this.closing.signal;
+  /** The clone's engine and its settings, or `failed` with the reason (and the error that failed it); never throws. */
+  private async prepareEngine({ row, request, prepared, zeroShot, cancelled }: Creation): Promise<SettledClone> {
+    const signal = AbortSignal.any([this.closing.signal, cancelled]);
     const language = row.language ?? 'en';
     try {
       if (zeroShot) {
@@ -295,18 +339,24 @@ export class VoiceCloningService {
           if (!referenceText) throw new InvalidRequestError('no words were recognised in the sample: send what it says in the transcript field');
         }
         const settings: ZeroShotSettings = { pack: zeroShot.pack, ...(referenceText ? { referenceText } : {}) };
-        return { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null };
+        return { outcome: { status: 'completed', engine: zeroShot.name, engine_settings: JSON.stringify(settings), transcript: referenceText ?? null } };
       }
       const settings = await fitEspeakVoice(this.deps.espeak, prepared.profile, language);
       if (signal.aborted) throw new AbortedError();
-      return { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) };
+      return { outcome: { status: 'completed', engine: MATCHED_ENGINE, engine_settings: JSON.stringify(settings) } };
     } catch (err) {
       // Parley's own errors say what went wrong in words a client can act on; anything else is logged, not shown.
-      const reason = signal.aborted ? 'the server shut down before the voice was ready' : err instanceof ParleyError ? err.message : 'an internal error (logged on the server)';
+      const reason = this.closing.signal.aborted
+        ? 'the server shut down before the voice was ready'
+        : cancelled.aborted
+          ? 'its creation ran out of time'
+          : err instanceof ParleyError
+            ? err.message
+            : 'an internal error (logged on the server)';
       // A sample the engines cannot use (a 4xx) is the client's to fix, not the operator's.
       if (err instanceof ParleyError && err.status < 500) this.deps.log?.info({ reason: err.message, voiceId: row.id }, 'voice clone creation failed');
       else this.deps.log?.error({ err, voiceId: row.id }, 'voice clone creation failed');
-      return { status: 'failed', error: `the voice could not be prepared: ${reason}` };
+      return { outcome: { status: 'failed', error: `the voice could not be prepared: ${reason}` }, cause: err };
     }
   }
 
@@ -316,7 +366,7 @@ export class VoiceCloningService {
    * node takes the creation to be interrupted); at shutdown it is tried once more, not waited for.
    * A `completed` the database refuses for another reason is recorded as `failed`.
    */
-  private async recordOutcome(id: string, outcome: ClonedVoiceOutcome): Promise<void> {
+  private async recordOutcome(id: string, outcome: ClonedVoiceOutcome): Promise<ClonedVoiceOutcome | undefined> {
     const { repo } = this.deps;
     const clock = this.deps.clock ?? Date.now;
     const started = clock();
@@ -325,16 +375,16 @@ export class VoiceCloningService {
       try {
         await repo.update(id, outcome);
         if (attempt > 1) this.deps.log?.info({ voiceId: id, status: outcome.status, attempts: attempt, waitedMs: clock() - started }, 'voice clone outcome recorded once the database answered');
-        return;
+        return outcome;
       } catch (err) {
         if (!(err instanceof DatabaseUnavailableError)) {
           this.deps.log?.error({ err, voiceId: id }, 'recording a voice clone outcome failed');
           if (outcome.status === 'completed') return this.recordOutcome(id, { status: 'failed', error: 'the voice could not be prepared: an internal error (logged on the server)' });
-          return;
+          return undefined;
         }
         if (this.closing.signal.aborted || clock() - started + delayMs > INTERRUPTED_AFTER_MS) {
           this.deps.log?.error({ err, voiceId: id, status: outcome.status, attempts: attempt }, 'the outcome of a voice clone could not be recorded: the database stayed unavailable; the clone stays processing until a server starts after it is interrupted');
-          return;
+          return undefined;
         }
         if (attempt === 1) this.deps.log?.info({ voiceId: id, status: outcome.status }, 'voice clone outcome waits for the database');
         // Cut short at shutdown: the loop then makes its last try.
@@ -349,6 +399,30 @@ export class VoiceCloningService {
 const OUTCOME_RETRY_FIRST_DELAY_MS = 250;
 /** Longest wait between two writes of an outcome, ms. */
 const OUTCOME_RETRY_MAX_DELAY_MS = 10_000;
+
+/** What the work after a clone is stored needs: the clone, its sample, the zero-shot pack chosen (if any), and its cancellation. */
+interface Creation {
+  row: ClonedVoiceRow;
+  request: CloneRequest;
+  prepared: PreparedSample;
+  zeroShot?: { name: string; pack: string; needsText: boolean };
+  cancelled: AbortSignal;
+}
+
+/** A creation under way: its stored row, its outcome once recorded, and how to stop it. */
+interface StartedClone {
+  row: ClonedVoiceRow;
+  settled: Promise<SettledClone>;
+  cancel(): void;
+}
+
+/** How a creation ended: the outcome recorded, and for a failure the error behind it. */
+interface SettledClone {
+  outcome: ClonedVoiceOutcome;
+  cause?: unknown;
+}
+
+const shuttingDown = () => new OverloadedError(5, 'The server is shutting down. Please try again later.');
 
 const tooManyClones = (count: number, limit: number) =>
   new InvalidRequestError(`This account already has ${count} cloned voices, the most it may keep (${limit}); delete one first`);

@@ -21,6 +21,7 @@ import {
   ParleyError,
   PayloadTooLargeError,
   UnsupportedAudioError,
+  VoiceCloneError,
 } from '../../errors.js';
 import { validationMessage } from './validation-messages.js';
 
@@ -73,7 +74,7 @@ export function toDomainError(err: unknown, family: RouteFamily): ParleyError | 
 
 export interface WireError {
   status: number;
-  body: { status?: 'error'; error: string; message?: string; request_id?: string };
+  body: { status?: 'error'; error: string; message?: string; request_id?: string; error_code?: string };
   /** Whole seconds (at least 1) a client should wait before retrying, when the error says so. */
   retryAfter?: number;
   /** The domain error, or null when the cause was unexpected (its detail stays in the log). */
@@ -99,6 +100,8 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
     return { error: sentence, request_id: requestId };
   }
   if (family === 'waves') {
+    // A failed voice clone's 500 says why, with the service's error_code for it.
+    if (known instanceof VoiceCloneError) return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode };
     // On this layout audio of any Content-Type is read, so the legacy "audio/*" sentence would mislead.
     const message =
       known.status === 500
@@ -108,7 +111,7 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
           : known.message;
     return { status: 'error', error: known.code, message, request_id: requestId };
   }
-  const message = known.status === 500 ? 'An unexpected error occurred' : known.message;
+  const message = known.status === 500 && !(known instanceof VoiceCloneError) ? 'An unexpected error occurred' : known.message;
   return { error: known.code, message };
 }
 

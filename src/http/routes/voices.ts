@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ModelGeneration, Voice } from '../../engines/types.js';
+import type { Voice } from '../../engines/types.js';
 import { NotFoundError } from '../../errors.js';
-import type { ClonedVoiceRepository, ClonedVoiceRow } from '../../store/cloned-voice-repository.js';
+import type { ClonedVoiceRepository } from '../../store/cloned-voice-repository.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
 import { speechErrorsOf, VoiceId } from '../schemas/common.js';
-import { markDeprecated, productNamesOf, speechRouteNamesFor, type RouteLayout } from './product-names.js';
+import { ClonedVoiceBody, cloneNamingOf, cloneToWire, type CloneNaming } from './cloned-voice-wire.js';
+import { markDeprecated, speechRouteNamesFor, type RouteLayout } from './product-names.js';
 
 const VoiceBody = Type.Object({
   voiceId: Type.String(),
@@ -15,34 +16,6 @@ const VoiceBody = Type.Object({
   sampleRate: Type.Optional(Type.Integer()),
   engine: Type.Optional(Type.String()),
   age: Type.Optional(Type.String()),
-});
-
-const ClonedVoiceBody = Type.Object({
-  displayName: Type.String(),
-  voiceId: Type.String(),
-  accent: Type.String(),
-  tags: Type.Array(Type.String()),
-  model: Type.String(),
-  status: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-  description: Type.Optional(Type.String()),
-  language: Type.Optional(Type.String()),
-  /** Which engine speaks it: espeak-ng-matched (the built-in match) or a zero-shot pack's. */
-  engine: Type.Optional(Type.String()),
-  /** Why creation failed (status `failed`). */
-  error: Type.Optional(Type.String()),
-  /** The models (product names) the clone speaks on; empty while it is not usable. */
-  modelIds: Type.Array(Type.String()),
-  /** The sample's measured voice (src/synthesis/voice-profile.ts). */
-  profile: Type.Optional(
-    Type.Object({
-      medianF0Hz: Type.Number(),
-      pitchRangeSemitones: Type.Number(),
-      speakingRate: Type.Number(),
-      genderClass: Type.String(),
-      speechSeconds: Type.Number(),
-    }),
-  ),
 });
 
 function toWire(v: Voice) {
@@ -56,28 +29,6 @@ function toWire(v: Voice) {
   };
 }
 
-/** Clones speak on every generation (the built-in match and zero-shot packs alike). */
-const CLONE_MODELS: ModelGeneration[] = ['tts-v3.1', 'tts-v2', 'tts-large'];
-const CLONE_MODEL_IDS = CLONE_MODELS.flatMap(productNamesOf);
-
-function cloneToWire(r: ClonedVoiceRow) {
-  return {
-    displayName: r.display_name,
-    voiceId: r.id,
-    accent: r.accent,
-    tags: JSON.parse(r.tags) as string[],
-    model: r.model,
-    status: r.status,
-    createdAt: r.created_at,
-    modelIds: r.status === 'failed' ? [] : CLONE_MODEL_IDS,
-    ...(r.description ? { description: r.description } : {}),
-    ...(r.language ? { language: r.language } : {}),
-    ...(r.engine ? { engine: r.engine } : {}),
-    ...(r.status === 'failed' && r.error ? { error: r.error } : {}),
-    ...(r.profile ? { profile: JSON.parse(r.profile) as object } : {}),
-  };
-}
-
 export interface VoiceRouteOptions {
   voices: VoiceRegistry;
   clonedVoices: ClonedVoiceRepository;
@@ -86,19 +37,26 @@ export interface VoiceRouteOptions {
   successorDocsUrl?: string;
 }
 
-/**
- * Voices and clones under every name of the route table that serves them; on the current layout
- * also `GET /voice-cloning`, the clone list of the service's newer API (same listing, under `data`).
- */
 /** The request that lists a model's voices (tts-large's catalogue voices are tts-v2's). */
 export function voiceListRequest(model: string): string {
   return `GET /api/v1/${model === 'tts-large' ? 'tts-v2' : model}/get_voices`;
 }
 
+/**
+ * Voices and clones under every name of the route table that serves them; on the current layout
+ * also the clone routes of the service's newer API: `GET /voice-cloning` (the same listing, under
+ * `data`), `GET /voice-cloning/{id}` and `POST /voice-cloning/delete`.
+ */
 export function voiceRoutes(deps: VoiceRouteOptions) {
   const errors = speechErrorsOf(deps.layout);
   const deprecation = markDeprecated(deps.successorDocsUrl);
-  const listClones = async (accountId: string) => (await deps.clonedVoices.listForAccount(accountId)).map(cloneToWire);
+  const listClones = async (accountId: string, naming: CloneNaming) => (await deps.clonedVoices.listForAccount(accountId)).map((row) => cloneToWire(row, naming));
+  // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
+  const noSuchClone = (voiceId: string) => new NotFoundError(`No cloned voice ${voiceId}`);
+  const deleteClone = async (accountId: string, voiceId: string) => {
+    if (!(await deps.clonedVoices.deleteForAccount(accountId, voiceId))) throw noSuchClone(voiceId);
+    return { voiceId, success: true };
+  };
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     for (const { path, model, deprecated } of speechRouteNamesFor('get_voices')) {
@@ -123,7 +81,7 @@ export function voiceRoutes(deps: VoiceRouteOptions) {
           deprecated,
           response: { 200: Type.Object({ voices: Type.Array(ClonedVoiceBody) }), ...errors },
         },
-        handler: async (request) => ({ voices: await listClones(request.accountId) }),
+        handler: async (request) => ({ voices: await listClones(request.accountId, cloneNamingOf(deps.layout, path)) }),
       });
 
       // Deletes any of the caller's clones, whatever model it was made for (the service does the same).
@@ -135,24 +93,43 @@ export function voiceRoutes(deps: VoiceRouteOptions) {
           body: Type.Object({ voiceId: VoiceId }),
           response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...errors },
         },
-        handler: async (request) => {
-          const { voiceId } = request.body;
-          const deleted = await deps.clonedVoices.deleteForAccount(request.accountId, voiceId);
-          // A foreign id answers exactly like an unknown one, so ids of other accounts do not leak.
-          if (!deleted) throw new NotFoundError(`No cloned voice ${voiceId}`);
-          return { voiceId, success: true };
-        },
+        handler: (request) => deleteClone(request.accountId, request.body.voiceId),
       });
     }
 
     if (deps.layout !== 'current') return;
-    app.get('/voice-cloning', {
+    // The service's clients call these with and without the trailing slash.
+    for (const path of ['/voice-cloning', '/voice-cloning/']) {
+      app.get(path, {
+        schema: {
+          tags: ['voice-cloning'],
+          summary: "List the caller's voice clones with the models each speaks on (modelIds)",
+          response: { 200: Type.Object({ message: Type.String(), data: Type.Array(ClonedVoiceBody) }), ...errors },
+        },
+        handler: async (request) => ({ message: 'Voice clones retrieved successfully', data: await listClones(request.accountId, 'product') }),
+      });
+    }
+    app.get('/voice-cloning/:id', {
       schema: {
         tags: ['voice-cloning'],
-        summary: "List the caller's voice clones with the models each speaks on (modelIds)",
-        response: { 200: Type.Object({ message: Type.String(), data: Type.Array(ClonedVoiceBody) }), ...errors },
+        summary: "One of the caller's voice clones, by its voiceId (or _id, the same)",
+        params: Type.Object({ id: VoiceId }),
+        response: { 200: Type.Object({ success: Type.Boolean(), data: ClonedVoiceBody }), ...errors },
       },
-      handler: async (request) => ({ message: 'Voice clones retrieved successfully', data: await listClones(request.accountId) }),
+      handler: async (request) => {
+        const row = await deps.clonedVoices.findForAccount(request.accountId, request.params.id);
+        if (!row) throw noSuchClone(request.params.id);
+        return { success: true, data: cloneToWire(row, 'product') };
+      },
+    });
+    app.post('/voice-cloning/delete', {
+      schema: {
+        tags: ['voice-cloning'],
+        summary: "Delete one of the caller's voice clones (body: voiceId)",
+        body: Type.Object({ voiceId: VoiceId }),
+        response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...errors },
+      },
+      handler: (request) => deleteClone(request.accountId, request.body.voiceId),
     });
   };
 }

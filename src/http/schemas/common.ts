@@ -46,7 +46,14 @@ const errorResponses = (id: string) => ({
 export const speechErrors = errorResponses('SpeechError');
 
 export const WavesErrorBody = Type.Object(
-  { status: Type.Literal('error'), error: Type.String(), message: Type.String(), request_id: Type.String() },
+  {
+    status: Type.Literal('error'),
+    error: Type.String(),
+    message: Type.String(),
+    request_id: Type.String(),
+    /** A failed voice clone's cause: voice_clone_error or voice_clone_timeout. */
+    error_code: Type.Optional(Type.String()),
+  },
   { $id: 'WavesError', description: 'Error body of every route under /waves/v1' },
 );
 

@@ -186,9 +186,10 @@ describe('POST /waves/v1/voice-cloning with a real sample', { skip: needs({ mode
     form.append('tags', 'en, test');
     form.append('file', new Blob([readFileSync(corpusFile('en/jfk-inaugural-1961.wav'))], { type: 'audio/wav' }), 'jfk.wav');
     const created = await cloning.api('/waves/v1/voice-cloning', { method: 'POST', body: form });
-    const { data } = (await created.json()) as { data: { voiceId: string; model: string; language: string } };
+    const { data } = (await created.json()) as { data: { voiceId: string; model: string; language: string; status: string } };
     assert.equal(created.status, 200, JSON.stringify(data));
-    assert.equal(data.model, 'tts-v3.1');
+    assert.equal(data.model, 'lightning-v3.1');
+    assert.equal(data.status, 'completed', 'the service answers once the clone can speak');
     assert.equal(data.language, 'en');
 
     let clone: { status: string; modelIds: string[]; tags: string[] } | undefined;

@@ -52,14 +52,16 @@ describe('voice catalogue and cloned voices', () => {
     assert.deepEqual(await r.json(), {
       voices: [
         {
+          _id: 'voice_mine000001',
           displayName: 'Mine',
           voiceId: 'voice_mine000001',
           accent: 'american',
           tags: ['en', 'calm'],
           model: 'tts-large',
           status: 'completed',
+          cloningType: 'instant',
           createdAt: '2026-01-02T03:04:05.000Z',
-          modelIds: ['lightning-v3.1', 'lightning', 'lightning-v2', 'lightning-large'],
+          modelIds: ['lightning-large', 'lightning-v3.1-pro', 'lightning-v3.1', 'lightning', 'lightning-v2'],
         },
       ],
     });
