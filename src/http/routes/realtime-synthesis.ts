@@ -28,7 +28,8 @@ import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
-import { SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf } from './product-names.js';
+import type { ProductSpeechModel } from '../../synthesis/languages.js';
+import { productModelOf, SPEECH_MODEL_SPELLINGS, speechModelOf, speechRouteNamesFor } from './product-names.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -62,7 +63,15 @@ interface SocketRequest {
   flushTimer?: NodeJS.Timeout;
 }
 
-type Validators = ReadonlyMap<ModelGeneration, (data: unknown) => SynthesisMessage>;
+/** A message's model, and the service's product model whose language rules it follows (none: the seed's). */
+interface SocketModel {
+  model: ModelGeneration;
+  product?: ProductSpeechModel;
+}
+
+/** Keyed by the rules a message follows: its product model's, else its generation's. */
+type Validators = ReadonlyMap<string, (data: unknown) => SynthesisMessage>;
+const rulesOf = ({ model, product }: SocketModel): string => product ?? model;
 
 class SynthesisSocket {
   private readonly requests = new Map<string, SocketRequest>();
@@ -76,7 +85,7 @@ class SynthesisSocket {
   /** @param pathModel the model the path names; undefined where each message names its own. */
   constructor(
     private readonly session: RealtimeSession,
-    private readonly pathModel: ModelGeneration | undefined,
+    private readonly pathModel: SocketModel | undefined,
     private readonly validators: Validators,
     private readonly options: RealtimeSynthesisOptions,
   ) {
@@ -103,7 +112,7 @@ class SynthesisSocket {
       requestId = (parsed as { request_id?: unknown }).request_id as string | undefined;
       if (typeof requestId !== 'string') requestId = undefined;
       const model = this.modelOf(parsed as { model?: unknown });
-      const message = this.validators.get(model)!(parsed);
+      const message = this.validators.get(rulesOf(model))!(parsed);
       if (this.startsRequest(message)) await this.options.chargeRequest(this.session.request.accountId);
       this.accept(model, message);
     } catch (err) {
@@ -132,15 +141,15 @@ class SynthesisSocket {
   }
 
   /** The path's model; else the message's `model` in any spelling clients use (a wrong type is the schema's to name). */
-  private modelOf(message: { model?: unknown }): ModelGeneration {
+  private modelOf(message: { model?: unknown }): SocketModel {
     if (this.pathModel) return this.pathModel;
     const named = typeof message.model === 'string' ? message.model : DEFAULT_LIVE_MODEL;
     const model = speechModelOf(named);
     if (!model) throw new InvalidRequestError(`model must be one of ${SPEECH_MODEL_SPELLINGS.join(', ')}`);
-    return model;
+    return { model, product: productModelOf(named) };
   }
 
-  private accept(model: ModelGeneration, message: SynthesisMessage): void {
+  private accept({ model, product }: SocketModel, message: SynthesisMessage): void {
     const more = message.continue === true && message.flush !== true;
     const open = this.continued(message);
     if (open) {
@@ -161,7 +170,7 @@ class SynthesisSocket {
     const id = message.request_id ?? `${this.session.request.id}-${++this.anonymous}`;
     const request: SocketRequest = {
       id,
-      resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId)),
+      resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId, product)),
       feed: new TextFeed(),
       wordTimestamps: message.word_timestamps === true,
       maxBufferFlushMs: message.max_buffer_flush_ms ?? 0,
@@ -247,9 +256,20 @@ class SynthesisSocket {
  * route name, and with `live`, `/tts/live` (the current layout's socket, model per message).
  */
 export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { live?: boolean }) {
-  const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
-  const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
-  const paths: [string, ModelGeneration | undefined, boolean][] = SPEECH_ROUTE_NAMES.map((name) => [`/${name.path}/get_speech/stream`, name.model, name.deprecated]);
+  const names = speechRouteNamesFor('stream');
+  const socketModels: SocketModel[] = [
+    ...names.map((name) => ({ model: name.model, product: productModelOf(name.path) })),
+    ...SPEECH_MODEL_SPELLINGS.map((value) => ({ model: speechModelOf(value)!, product: productModelOf(value) })),
+  ];
+  const validators = new Map<string, (data: unknown) => SynthesisMessage>();
+  for (const m of socketModels) {
+    if (!validators.has(rulesOf(m))) validators.set(rulesOf(m), messageValidator<SynthesisMessage>(synthesisMessageSchema(m.model, options.maxTextChars, m.product)));
+  }
+  const paths: [string, SocketModel | undefined, boolean][] = names.map((name) => [
+    `/${name.path}/get_speech/stream`,
+    { model: name.model, product: productModelOf(name.path) },
+    name.deprecated,
+  ]);
   if (options.live) paths.push(['/tts/live', undefined, false]);
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();

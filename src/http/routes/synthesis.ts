@@ -12,7 +12,8 @@ import type { OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
-import type { SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
+import { productDetection, type ProductSpeechModel } from '../../synthesis/languages.js';
+import type { PreparedSynthesis, SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
 import { speechErrorsOf } from '../schemas/common.js';
 import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
@@ -20,6 +21,7 @@ import {
   DEFAULT_SPEECH_MODEL_VALUE,
   isDeprecatedSpeechModelValue,
   markDeprecated,
+  productModelOf,
   SPEECH_MODEL_SPELLINGS,
   speechModelOf,
   speechRouteNamesFor,
@@ -41,7 +43,8 @@ export interface SynthesisRouteOptions {
 
 const CHUNK_BYTES = 1024;
 
-export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string): SynthesisRequest {
+/** `product`: the service's product model the route or body names, whose language rules the request follows (else the seed's). */
+export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string, product?: ProductSpeechModel): SynthesisRequest {
   return {
     accountId,
     model,
@@ -49,12 +52,21 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
     voiceId: body.voice_id,
     sampleRate: body.sample_rate,
     speed: body.speed,
-    language: body.language,
+    language: body.language ?? 'auto',
     outputFormat: body.output_format,
     // tts-v3.1 has no consistency control.
     consistency: model === 'tts-v3.1' ? undefined : body.consistency,
     pronunciationDicts: body.pronunciation_dicts ?? [],
+    ...(product ? { routing: { detectAmong: productDetection(product, body.language) } } : {}),
   };
+}
+
+/**
+ * What the caller hears, on the response: `Content-Language`, the language spoken, and
+ * `X-Voice-Id`, the voice that spoke (another than the request's when its language was routed).
+ */
+function describeSpeech(reply: FastifyReply, prepared: PreparedSynthesis): void {
+  reply.header('Content-Language', prepared.language).header('X-Voice-Id', prepared.voice.id);
 }
 
 /** How a stream's events are framed on the wire: the legacy layout's, or the current layout's. */
@@ -98,6 +110,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
     const prepared = await synthesis.prepare(synthesisRequest);
+    describeSpeech(reply, prepared);
     const stats: SynthesisStats = { samples: 0 };
     const chunker = new ByteChunker(CHUNK_BYTES);
     let chunks = 0;
@@ -127,6 +140,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function getSpeech(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, wavHeader: boolean) {
     const prepared = await synthesis.prepare(synthesisRequest);
+    describeSpeech(reply, prepared);
     const file = await synthesis.wholeFile(prepared, { wavHeader }, request.clientGone);
     return reply
       .header('Content-Type', file.contentType)
@@ -135,10 +149,10 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       .send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength));
   }
 
-  const modelSchemas = new Map<ModelGeneration, ReturnType<typeof speechRequestSchema>>();
-  const modelSchema = (model: ModelGeneration) => {
-    let schema = modelSchemas.get(model);
-    if (!schema) modelSchemas.set(model, (schema = speechRequestSchema(model, options.maxTextChars)));
+  const modelSchemas = new Map<string, ReturnType<typeof speechRequestSchema>>();
+  const modelSchema = (model: ModelGeneration, product?: ProductSpeechModel) => {
+    let schema = modelSchemas.get(product ?? model);
+    if (!schema) modelSchemas.set(product ?? model, (schema = speechRequestSchema(model, options.maxTextChars, product)));
     return schema;
   };
 
@@ -148,17 +162,18 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
    */
   function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
     const model = speechModelOf(body.model)!;
+    const product = productModelOf(body.model);
     if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
     // The client's correlation id comes back as the service returns it.
     if (body.session_id !== undefined) reply.header('X-External-Session-Id', body.session_id);
     const accept = String(request.headers.accept ?? '');
     const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
-    const schema = modelSchema(model);
+    const schema = modelSchema(model, product);
     const candidate = Value.Default(schema, {
       text: body.text,
       voice_id: body.voice_id,
       speed: body.speed,
-      language: body.language,
+      ...(body.language === undefined ? {} : { language: body.language }),
       output_format: format,
       ...(body.sample_rate === undefined ? {} : { sample_rate: body.sample_rate }),
       ...(body.consistency === undefined ? {} : { consistency: body.consistency }),
@@ -175,7 +190,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           : error.message;
       throw new InvalidRequestError(`${field} ${must} for model ${body.model}`);
     }
-    return toRequest(model, candidate, request.accountId);
+    return toRequest(model, candidate, request.accountId, product);
   }
 
   return async function register(instance: FastifyInstance): Promise<void> {
@@ -184,6 +199,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     const framing = legacyFraming(options.jsonChunks, family);
     const errors = speechErrorsOf(layout);
     for (const { path, model, deprecated } of speechRouteNamesFor('stream')) {
+      const product = productModelOf(path);
       app.post(`/${path}/stream`, {
         config: { rateFamily: 'synthesis' },
         ...(deprecated ? { onRequest: deprecation } : {}),
@@ -191,14 +207,15 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           tags: [path],
           summary: `Stream speech (${model}) as Server-Sent Events of base64 audio chunks (≤ ${CHUNK_BYTES} bytes)${deprecated ? ' — deprecated' : ''}`,
           deprecated,
-          body: modelSchema(model),
+          body: modelSchema(model, product),
           produces: ['text/event-stream'],
           response: errors,
         },
-        handler: (request, reply) => stream(request, reply, toRequest(model, request.body, request.accountId), framing),
+        handler: (request, reply) => stream(request, reply, toRequest(model, request.body, request.accountId, product), framing),
       });
     }
     for (const { path, model, deprecated } of speechRouteNamesFor('get_speech')) {
+      const product = productModelOf(path);
       app.post(`/${path}/get_speech`, {
         config: { rateFamily: 'synthesis' },
         ...(deprecated ? { onRequest: deprecation } : {}),
@@ -206,11 +223,12 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           tags: [path],
           summary: `Synthesise the whole text (${model}) and return one audio file${deprecated ? ' — deprecated' : ''}`,
           deprecated,
-          body: modelSchema(model),
+          body: modelSchema(model, product),
           produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
           response: errors,
         },
-        handler: (request, reply) => getSpeech(request, reply, toRequest(model, request.body, request.accountId), request.body.add_wav_header !== false),
+        handler: (request, reply) =>
+          getSpeech(request, reply, toRequest(model, request.body, request.accountId, product), request.body.add_wav_header !== false),
       });
     }
     if (layout !== 'current') return;

@@ -5,10 +5,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { outputFormats } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { modelLanguages } from '../../synthesis/languages.js';
+import { modelLanguages, productModelLanguages, type ProductSpeechModel } from '../../synthesis/languages.js';
 import { DictId, MAX_VOICE_ID_CHARS, StringEnum } from './common.js';
 
-export function speechRequestSchema(model: ModelGeneration, maxTextChars: number) {
+/**
+ * `product`: the service's product model the route or body names (lightning_v3.1, …), whose
+ * languages these are; its `language` has no default, as an omitted one means something of its own.
+ */
+export function speechRequestSchema(model: ModelGeneration, maxTextChars: number, product?: ProductSpeechModel) {
+  const languages = ['auto', ...(product ? productModelLanguages[product] : modelLanguages[model])];
   const sampleRate =
     model === 'tts-v3.1'
       ? Type.Integer({ enum: [8000, 16000, 24000, 44100], default: 44100, description: 'Output rate in Hz' })
@@ -28,7 +33,7 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-      language: Type.String({ enum: ['auto', ...modelLanguages[model]], default: 'auto' }),
+      language: Type.Optional(Type.String(product ? { enum: languages } : { enum: languages, default: 'auto' })),
       output_format: StringEnum(outputFormats, { default: 'pcm' }),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       add_wav_header: Type.Optional(Type.Boolean({ description: 'Legacy: false returns raw PCM from get_speech' })),
@@ -49,7 +54,7 @@ export const currentOutputFormats = [...outputFormats, 'ulaw'] as const;
  * (speechRequestSchema) are checked once it is known.
  */
 export function currentSpeechRequestSchema(maxTextChars: number, modelValues: readonly string[], defaultModel: string) {
-  const languages = [...new Set(Object.values(modelLanguages).flat())];
+  const languages = [...new Set([...Object.values(modelLanguages), ...Object.values(productModelLanguages)].flat())];
   return Type.Object(
     {
       text: Type.String({ minLength: 1, maxLength: maxTextChars, pattern: '\\S', description: 'must not be empty or only whitespace' }),
@@ -60,7 +65,7 @@ export function currentSpeechRequestSchema(maxTextChars: number, modelValues: re
       consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-      language: Type.String({ enum: ['auto', ...languages], default: 'auto' }),
+      language: Type.Optional(Type.String({ enum: ['auto', ...languages], description: "Default: the model's (en + hi on lightning_v3.1_pro)" })),
       output_format: Type.Optional(StringEnum(currentOutputFormats, { description: 'Default pcm, or wav when Accept asks for audio/wav' })),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       word_timestamps: Type.Optional(Type.Boolean({ description: 'Accepted; word times are sent on the WebSocket only' })),
