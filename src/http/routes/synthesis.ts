@@ -5,7 +5,6 @@
  * the model. Thin: schema → SynthesisRequest → use case.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
 import type { OutputFormat } from '../../audio/pcm.js';
@@ -15,6 +14,7 @@ import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from 
 import { productDetection, type ProductSpeechModel } from '../../synthesis/languages.js';
 import type { PreparedSynthesis, SynthesisRequest, SynthesisService, SynthesisStats } from '../../synthesis/synthesize.js';
 import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
+import { messageValidator } from '../plugins/validation-messages.js';
 import { speechErrorsOf } from '../schemas/common.js';
 import { currentSpeechRequestSchema, speechRequestSchema, type CurrentSpeechBody, type SpeechBody } from '../schemas/speech-request.js';
 import {
@@ -155,6 +155,13 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     if (!schema) modelSchemas.set(product ?? model, (schema = speechRequestSchema(model, options.maxTextChars, product)));
     return schema;
   };
+  /** The model's rules as the routes' validator applies them (enums included), filling in defaults. */
+  const modelValidators = new Map<string, (data: unknown) => SpeechBody>();
+  const modelValidator = (model: ModelGeneration, product?: ProductSpeechModel) => {
+    let validate = modelValidators.get(product ?? model);
+    if (!validate) modelValidators.set(product ?? model, (validate = messageValidator<SpeechBody>(modelSchema(model, product))));
+    return validate;
+  };
 
   /**
    * A current-layout body as the request of the model it names, checked against that model's own
@@ -168,8 +175,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     if (body.session_id !== undefined) reply.header('X-External-Session-Id', body.session_id);
     const accept = String(request.headers.accept ?? '');
     const format: OutputFormat = body.output_format === 'ulaw' ? 'mulaw' : (body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm'));
-    const schema = modelSchema(model, product);
-    const candidate = Value.Default(schema, {
+    const candidate = {
       text: body.text,
       voice_id: body.voice_id,
       speed: body.speed,
@@ -178,19 +184,14 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       ...(body.sample_rate === undefined ? {} : { sample_rate: body.sample_rate }),
       ...(body.consistency === undefined ? {} : { consistency: body.consistency }),
       ...(body.pronunciation_dicts === undefined ? {} : { pronunciation_dicts: body.pronunciation_dicts }),
-    }) as SpeechBody;
-    const error = Value.Errors(schema, candidate).First();
-    if (error) {
-      const field = error.path.replace(/^\//, '');
-      const rule = error.schema as { enum?: unknown[]; minimum?: number; maximum?: number };
-      const must = rule.enum
-        ? `must be one of ${rule.enum.join(', ')}`
-        : rule.minimum !== undefined && rule.maximum !== undefined
-          ? `must be ${rule.minimum} to ${rule.maximum}`
-          : error.message;
-      throw new InvalidRequestError(`${field} ${must} for model ${body.model}`);
+    };
+    let valid: SpeechBody;
+    try {
+      valid = modelValidator(model, product)(candidate);
+    } catch (err) {
+      throw err instanceof InvalidRequestError ? new InvalidRequestError(`${err.message} for model ${body.model}`) : err;
     }
-    return toRequest(model, candidate, request.accountId, product);
+    return toRequest(model, valid, request.accountId, product);
   }
 
   return async function register(instance: FastifyInstance): Promise<void> {
