@@ -149,19 +149,17 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       .send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength));
   }
 
-  const modelSchemas = new Map<string, ReturnType<typeof speechRequestSchema>>();
-  const modelSchema = (model: ModelGeneration, product?: ProductSpeechModel) => {
-    let schema = modelSchemas.get(product ?? model);
-    if (!schema) modelSchemas.set(product ?? model, (schema = speechRequestSchema(model, options.maxTextChars, product)));
-    return schema;
+  /** Each model's body schema, and its validator as the routes apply it (enums included, defaults filled in), by the rules it follows. */
+  const modelRules = new Map<string, { schema: ReturnType<typeof speechRequestSchema>; validate: (data: unknown) => SpeechBody }>();
+  const rulesOf = (model: ModelGeneration, product?: ProductSpeechModel) => {
+    let rules = modelRules.get(product ?? model);
+    if (!rules) {
+      const schema = speechRequestSchema(model, options.maxTextChars, product);
+      modelRules.set(product ?? model, (rules = { schema, validate: messageValidator<SpeechBody>(schema) }));
+    }
+    return rules;
   };
-  /** The model's rules as the routes' validator applies them (enums included), filling in defaults. */
-  const modelValidators = new Map<string, (data: unknown) => SpeechBody>();
-  const modelValidator = (model: ModelGeneration, product?: ProductSpeechModel) => {
-    let validate = modelValidators.get(product ?? model);
-    if (!validate) modelValidators.set(product ?? model, (validate = messageValidator<SpeechBody>(modelSchema(model, product))));
-    return validate;
-  };
+  const modelSchema = (model: ModelGeneration, product?: ProductSpeechModel) => rulesOf(model, product).schema;
 
   /**
    * A current-layout body as the request of the model it names, checked against that model's own
@@ -187,7 +185,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     };
     let valid: SpeechBody;
     try {
-      valid = modelValidator(model, product)(candidate);
+      valid = rulesOf(model, product).validate(candidate);
     } catch (err) {
       throw err instanceof InvalidRequestError ? new InvalidRequestError(`${err.message} for model ${body.model}`) : err;
     }

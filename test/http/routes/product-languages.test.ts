@@ -242,7 +242,7 @@ describe('errors', () => {
   });
 });
 
-describe('the Pro pool\'s voices', () => {
+describe('the Pro pool\'s voices and the voice catalogue', () => {
   it('GET <prefix>/lightning-v3.1-pro/get_voices lists voices for every Pro language', async () => {
     for (const prefix of ['/waves/v1', '/api/v1']) {
       const res = await s.api(`${prefix}/lightning-v3.1-pro/get_voices`);
@@ -251,6 +251,20 @@ describe('the Pro pool\'s voices', () => {
       const spoken = new Set(voices.flatMap((v) => v.tags.language.map((t) => t.toLowerCase().split('-')[0])));
       for (const code of productModelLanguages['lightning_v3.1_pro']) assert.ok(spoken.has(code), `${prefix}: a voice speaks ${code}`);
     }
+  });
+
+  it('GET /waves/v1/voice/get-all-models browses every voice, each usable with /tts', async () => {
+    const res = await s.api('/waves/v1/voice/get-all-models');
+    assert.equal(res.status, 200);
+    const { voices } = (await res.json()) as { voices: { _id: string; voiceId: string; displayName: string; description: string; tags: { age: string; emotions: string[]; language: string[] } }[] };
+    assert.deepEqual(new Set(voices.map((v) => v.voiceId)), new Set(voiceLanguages.keys()));
+    const chinese = voices.find((v) => v.voiceId === fittingVoice('zh'))!;
+    assert.equal(chinese._id, chinese.voiceId);
+    assert.deepEqual(chinese.tags.emotions, []);
+    assert.ok(chinese.tags.language.includes('zh'), JSON.stringify(chinese));
+    assertSpoken(await tts({ model: 'lightning_v3.1_pro', language: 'zh', voice_id: chinese.voiceId, text: sampleSentences.zh }), 'zh', chinese.voiceId, 'a catalogue voice');
+    assert.equal((await fetch(`${s.url}/waves/v1/voice/get-all-models`)).status, 401);
+    assert.equal((await s.api('/api/v1/voice/get-all-models')).status, 404);
   });
 });
 
