@@ -9,10 +9,12 @@ import { yieldToEventLoop } from '../concurrency/event-loop.js';
 import { openLocalPipeline, PIPELINE_SLICE, type AudioPipeline, type EncodedFormat, type PipelineOptions, type PipelineOutput } from '../audio/pipeline.js';
 import type { EngineWordMark, ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
 import { AbortedError, EngineError, InvalidRequestError, ParleyError } from '../errors.js';
+import { listCatalogue } from '../models/catalogue.js';
 import { baseLanguage, modelLanguages } from './languages.js';
 import type { PronunciationDictCache } from './pronunciation-dict-cache.js';
 import { outputUrgency, SynthesisStream, type OutputUrgency, type SynthesisScheduler } from './scheduler.js';
 import { synthesizeAhead } from './sentence-lookahead.js';
+import { detectLanguage } from './text/detect-language.js';
 import { NORMALIZED_LANGUAGES } from './text/normalize.js';
 import { prepareText } from './text/prepare.js';
 import type { ResolvedVoice, VoiceRegistry } from './voice-registry.js';
@@ -58,6 +60,12 @@ export interface SynthesisRequest {
   numberLanguage?: string;
   /** Read digit-flanked math operators as words. */
   mathNotation?: boolean;
+  /**
+   * The service's language routing (its product models): a catalogue voice that does not speak the
+   * language hands the text to the installed voice most like it that does, and "auto" detects
+   * among `detectAmong`. Absent: the voice must speak the language.
+   */
+  routing?: { detectAmong: readonly string[] };
 }
 
 /** A request whose voice, language and dictionaries are checked; its text is not yet. */
@@ -66,11 +74,14 @@ export interface ResolvedSynthesis {
   voice: Voice;
   engine: TtsEngine;
   voiceLanguages: string[];
+  /** With request.routing and a catalogue voice: the languages "auto" may detect (the voice's, and the route's that some installed voice speaks). */
+  routedLanguages?: string[];
   dicts: Awaited<ReturnType<PronunciationDictCache['load']>>['found'];
 }
 
 export interface PreparedSynthesis {
   request: SynthesisRequest;
+  /** The voice that speaks: the request's, or the one its language was routed to. */
   voice: Voice;
   engine: TtsEngine;
   language: string;
@@ -158,8 +169,8 @@ export class SynthesisService {
 
   /** Checks what does not depend on the text: the voice (a catalogue voice, else a clone of the account), the language, the dictionaries. */
   async resolve(request: SynthesisRequest): Promise<ResolvedSynthesis> {
-    const resolved =
-      this.deps.voices.find(request.model, request.voiceId) ?? (await this.deps.accountVoices?.resolve(request.accountId, request.voiceId));
+    const catalogued = this.deps.voices.find(request.model, request.voiceId);
+    const resolved = catalogued ?? (await this.deps.accountVoices?.resolve(request.accountId, request.voiceId));
     if (!resolved) {
       const listed = this.deps.voiceListOf ? ` (see ${this.deps.voiceListOf(request.model)})` : '';
       throw new InvalidRequestError(`voice_id "${request.voiceId}" is not a voice of ${request.model}${listed}`);
@@ -167,23 +178,52 @@ export class SynthesisService {
     const { voice, engine } = resolved;
     const voiceLanguages = [...new Set(voice.languages.map(baseLanguage))];
 
+    // Clones are not routed: they speak their own language, whatever the request names.
+    const routes = request.routing !== undefined && catalogued !== undefined;
     if (request.language !== 'auto' && !voiceLanguages.includes(request.language)) {
-      throw new InvalidRequestError(
-        `language "${request.language}" cannot be spoken by voice "${voice.id}", which speaks ${voiceLanguages.join(', ')}`,
-      );
+      if (routes) this.speakerOf(request, voice, request.language);
+      else if (!request.routing) {
+        throw new InvalidRequestError(
+          `language "${request.language}" cannot be spoken by voice "${voice.id}", which speaks ${voiceLanguages.join(', ')}`,
+        );
+      }
     }
+    const speakable = (language: string) => this.deps.voices.speakerOf(request.model, language, voice) !== undefined;
+    // The voice's own languages are always among those "auto" may find.
+    const routedLanguages = routes ? [...new Set([...voiceLanguages, ...request.routing!.detectAmong.filter(speakable)])] : undefined;
 
     const { found, missing } = await this.deps.dicts.load(request.accountId, request.pronunciationDicts);
     if (missing.length) throw new InvalidRequestError(`pronunciation_dicts has unknown id(s): ${missing.join(', ')}`);
-    return { request, voice, engine, voiceLanguages, dicts: found };
+    return { request, voice, engine, voiceLanguages, ...(routedLanguages ? { routedLanguages } : {}), dicts: found };
+  }
+
+  /** The installed voice that speaks `language` for a routed request: `voice` itself, else the one most like it; an InvalidRequestError naming what would speak it when none does. */
+  private speakerOf(request: SynthesisRequest, voice: Voice, language: string): ResolvedVoice {
+    const speaker = this.deps.voices.speakerOf(request.model, language, voice);
+    if (speaker) return speaker;
+    const packs = listCatalogue()
+      .filter((entry) => entry.kind.startsWith('tts-') && entry.models.includes(request.model) && entry.languages.map(baseLanguage).includes(language))
+      .map((entry) => entry.id);
+    const would = packs.length ? `the model pack ${packs.join(' or ')} would (parley models pull <id>)` : `an eSpeak NG build with a "${language}" voice would`;
+    throw new InvalidRequestError(`language "${language}" cannot be spoken: no installed voice of ${request.model} speaks it; ${would}`);
   }
 
   /** Splits `text` (the request's, or one piece of it) into sentences for the resolved voice. */
   prepareText(resolved: ResolvedSynthesis, text: string, stream?: SynthesisStream): PreparedSynthesis {
-    const { request, voice, engine, voiceLanguages } = resolved;
+    const { request, voiceLanguages, routedLanguages } = resolved;
+    let { voice, engine } = resolved;
     const allowed = modelLanguages[request.model].filter((l) => voiceLanguages.includes(l));
+    let language = request.language;
+    if (routedLanguages) {
+      // Routed: "auto" reads the text's language among all the route's, and another voice speaks it when this one cannot.
+      if (language === 'auto') language = detectLanguage(text, routedLanguages);
+      ({ voice, engine } = this.speakerOf(request, voice, language));
+    } else if (request.routing && language !== 'auto' && !voiceLanguages.includes(language)) {
+      // A clone asked for a language it does not speak says the text in its own.
+      language = voiceLanguages[0] ?? 'auto';
+    }
     const prepared = prepareText(text, {
-      language: request.language,
+      language,
       // Detection only chooses among what this voice can say; a voice speaks its own language otherwise.
       allowedLanguages: allowed.length ? allowed : voiceLanguages,
       dicts: resolved.dicts,

@@ -3,6 +3,7 @@
  * Engines are swapped as a whole when packs are reloaded, so a lookup never sees half a reload.
  */
 import type { ModelGeneration, TtsEngine, Voice } from '../engines/types.js';
+import { baseLanguage } from './languages.js';
 
 export interface ResolvedVoice {
   voice: Voice;
@@ -38,5 +39,20 @@ export class VoiceRegistry {
   find(model: ModelGeneration, voiceId: string): ResolvedVoice | undefined {
     const r = this.byId.get(voiceId);
     return r && r.voice.models.includes(model) ? r : undefined;
+  }
+
+  /**
+   * The voice of `model` that speaks `language` (an ISO 639-1 code) and is most like `like`:
+   * `like` itself when it speaks it, else one of the same engine and gender, then of the same
+   * engine, then of the same gender, else any (catalogue order breaks ties); undefined when none does.
+   */
+  speakerOf(model: ModelGeneration, language: string, like: Voice): ResolvedVoice | undefined {
+    const speaks = (v: Voice) => v.models.includes(model) && v.languages.some((tag) => baseLanguage(tag) === language);
+    const own = this.byId.get(like.id);
+    if (own && own.voice === like && speaks(like)) return own;
+    const closeness = (v: Voice) => (v.engine === like.engine ? 2 : 0) + (v.gender === like.gender ? 1 : 0);
+    let best: ResolvedVoice | undefined;
+    for (const r of this.byId.values()) if (speaks(r.voice) && (!best || closeness(r.voice) > closeness(best.voice))) best = r;
+    return best;
   }
 }

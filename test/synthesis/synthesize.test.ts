@@ -64,6 +64,23 @@ describe('SynthesisService', () => {
     assert.ok(prepared.sentences.join(' ').includes('parlay'), prepared.sentences.join(' '));
   });
 
+  it('routes a language the voice cannot speak to the voice most like it that can, and names what would speak a language no voice speaks', async () => {
+    const routing = { detectAmong: [] };
+    const male = await service.prepare(request({ language: 'de', text: 'Guten Tag.', routing }));
+    assert.deepEqual([male.voice.id, male.language], ['espeak-de-male', 'de']);
+    const female = await service.prepare(request({ voiceId: 'espeak-en-gb-female', language: 'pt', text: 'Bom dia.', routing }));
+    assert.deepEqual([female.voice.id, female.language], ['espeak-pt-female', 'pt']);
+    // A voice that speaks the language keeps it.
+    assert.equal((await service.prepare(request({ language: 'en', routing }))).voice.id, 'espeak-en-us-male');
+    // "auto" reads the text's language among the route's, and routes it too.
+    const auto = await service.prepare(request({ text: 'नमस्ते, आप कैसे हैं?', routing: { detectAmong: ['en', 'hi'] } }));
+    assert.deepEqual([auto.voice.id, auto.language], ['espeak-hi-male', 'hi']);
+    await assert.rejects(
+      service.prepare(request({ language: 'xx', routing })),
+      (e: unknown) => e instanceof InvalidRequestError && e.message === 'language "xx" cannot be spoken: no installed voice of tts-v2 speaks it; an eSpeak NG build with a "xx" voice would',
+    );
+  });
+
   it('makes a WAV file at the requested rate whose duration matches its samples', async () => {
     const file = await service.wholeFile(await service.prepare(request()), { wavHeader: true }, new AbortController().signal);
     assert.equal(file.sampleRate, 16000);

@@ -1,7 +1,7 @@
 /**
  * The built-in eSpeak NG engine: the Emscripten build in @echogarden/espeak-ng-emscripten, so a
- * fresh `npm ci` can speak every tts-v2 language with no download. eSpeak's WASM call is
- * synchronous, so synthesis runs in a small pool of worker threads (espeak-ng-worker.ts), one
+ * fresh `npm ci` can speak every language of tts-v2 and the product models with no download.
+ * eSpeak's WASM call is synchronous, so synthesis runs in a small pool of worker threads (espeak-ng-worker.ts), one
  * request at a time per worker; requests wait in FIFO order for a free worker.
  */
 import { existsSync } from 'node:fs';
@@ -66,7 +66,10 @@ interface EspeakLanguage {
   accent: string;
 }
 
-/** Every tts-v2 language, plus British English and Latin American Spanish because eSpeak has them. */
+/**
+ * Every language of tts-v2 and of the service's product models, plus British English, Latin
+ * American Spanish and Brazilian Portuguese because eSpeak has them.
+ */
 export const espeakLanguages: readonly EspeakLanguage[] = [
   { slug: 'en-us', espeakVoice: 'en-us', label: 'English (US)', languages: ['en', 'en-US'], accent: 'american' },
   { slug: 'en-gb', espeakVoice: 'en', label: 'English (UK)', languages: ['en', 'en-GB'], accent: 'british' },
@@ -89,6 +92,21 @@ export const espeakLanguages: readonly EspeakLanguage[] = [
   { slug: 'es', espeakVoice: 'es', label: 'Spanish (Spain)', languages: ['es', 'es-ES'], accent: 'spanish' },
   { slug: 'es-419', espeakVoice: 'es-419', label: 'Spanish (Latin America)', languages: ['es', 'es-419'], accent: 'latin american' },
   { slug: 'sv', espeakVoice: 'sv', label: 'Swedish', languages: ['sv', 'sv-SE'], accent: 'swedish' },
+  { slug: 'pa', espeakVoice: 'pa', label: 'Punjabi', languages: ['pa', 'pa-IN'], accent: 'indian' },
+  { slug: 'or', espeakVoice: 'or', label: 'Odia', languages: ['or', 'or-IN'], accent: 'indian' },
+  { slug: 'pt', espeakVoice: 'pt', label: 'Portuguese (Portugal)', languages: ['pt', 'pt-PT'], accent: 'portuguese' },
+  { slug: 'pt-br', espeakVoice: 'pt-br', label: 'Portuguese (Brazil)', languages: ['pt', 'pt-BR'], accent: 'brazilian' },
+  { slug: 'el', espeakVoice: 'el', label: 'Greek', languages: ['el', 'el-GR'], accent: 'greek' },
+  { slug: 'fi', espeakVoice: 'fi', label: 'Finnish', languages: ['fi', 'fi-FI'], accent: 'finnish' },
+  { slug: 'no', espeakVoice: 'nb', label: 'Norwegian (Bokmål)', languages: ['no', 'nb', 'nb-NO'], accent: 'norwegian' },
+  { slug: 'tr', espeakVoice: 'tr', label: 'Turkish', languages: ['tr', 'tr-TR'], accent: 'turkish' },
+  // eSpeak reads Hanzi in Mandarin, but of Japanese only kana (a kanji is named, not read).
+  { slug: 'zh', espeakVoice: 'cmn', label: 'Chinese (Mandarin)', languages: ['zh', 'zh-CN', 'cmn'], accent: 'chinese' },
+  { slug: 'ja', espeakVoice: 'ja', label: 'Japanese', languages: ['ja', 'ja-JP'], accent: 'japanese' },
+  { slug: 'ko', espeakVoice: 'ko', label: 'Korean', languages: ['ko', 'ko-KR'], accent: 'korean' },
+  { slug: 'id', espeakVoice: 'id', label: 'Indonesian', languages: ['id', 'id-ID'], accent: 'indonesian' },
+  { slug: 'ms', espeakVoice: 'ms', label: 'Malay', languages: ['ms', 'ms-MY'], accent: 'malaysian' },
+  { slug: 'vi', espeakVoice: 'vi', label: 'Vietnamese', languages: ['vi', 'vi-VN'], accent: 'vietnamese' },
 ];
 
 /** speed 0.5..2 → eSpeak words per minute (`base` is the voice's own rate at speed 1). */

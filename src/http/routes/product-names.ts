@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelGeneration } from '../../engines/types.js';
+import type { ProductSpeechModel } from '../../synthesis/languages.js';
 
 /** Where the per-model routes live: `<prefix>/<path name>/…`. */
 export const ROUTE_PREFIXES = ['/api/v1', '/waves/v1'] as const;
@@ -45,6 +46,8 @@ export const SPEECH_ROUTE_NAMES: readonly SpeechRouteName[] = [
   { path: 'lightning-large', model: 'tts-large', deprecated: true, operations: ['stream', 'get_speech', 'get_voices', 'add_voice', 'clones'], retiredUpstream: RETIRED_FOR_V31 },
   { path: 'lightning-v2', model: 'tts-v2', deprecated: true, operations: ['stream', 'get_speech', 'get_voices'], retiredUpstream: RETIRED_FOR_V31 },
   { path: 'lightning-v3.1', model: 'tts-v3.1', deprecated: false, operations: ['stream', 'get_speech', 'get_voices', 'add_voice'] },
+  // The Pro pool: its voices here, its speech through /tts with model lightning_v3.1_pro.
+  { path: 'lightning-v3.1-pro', model: 'tts-v3.1', deprecated: false, operations: ['get_voices'] },
 ];
 
 /** The path names that serve an operation. */
@@ -57,9 +60,9 @@ export function isProductName(path: string): boolean {
   return path.startsWith('lightning');
 }
 
-/** The product names (`lightning-v3.1`, …) a model answers to, as the clone list's `modelIds` gives them. */
+/** The product names (`lightning-v3.1`, …) a model speaks under, as the clone list's `modelIds` gives them. */
 export function productNamesOf(model: ModelGeneration): string[] {
-  return SPEECH_ROUTE_NAMES.filter((name) => name.model === model && isProductName(name.path)).map((name) => name.path);
+  return SPEECH_ROUTE_NAMES.filter((name) => name.model === model && isProductName(name.path) && name.operations.includes('stream')).map((name) => name.path);
 }
 
 /**
@@ -67,9 +70,10 @@ export function productNamesOf(model: ModelGeneration): string[] {
  * (the current layout) `/tts/live`, whose messages name the model, and the retired
  * `/streaming-tts/stream`, whose messages are lightning-v2's.
  */
-export function speechSocketRoutes(live: boolean): { path: string; model: ModelGeneration | undefined; deprecated: boolean }[] {
-  const routes = SPEECH_ROUTE_NAMES.map(({ path, model, deprecated }) => ({ path: `/${path}/get_speech/stream`, model: model as ModelGeneration | undefined, deprecated }));
-  if (live) routes.push({ path: LIVE_SOCKET, model: undefined, deprecated: false }, { path: RETIRED_STREAM_SOCKET, model: 'tts-v2', deprecated: true });
+export function speechSocketRoutes(live: boolean): { path: string; name: string | undefined; model: ModelGeneration | undefined; deprecated: boolean }[] {
+  const routes = speechRouteNamesFor('stream').map(({ path, model, deprecated }) => ({ path: `/${path}/get_speech/stream`, name: path as string | undefined, model: model as ModelGeneration | undefined, deprecated }));
+  // The retired stream-tts socket's messages are lightning-v2's.
+  if (live) routes.push({ path: LIVE_SOCKET, name: undefined, model: undefined, deprecated: false }, { path: RETIRED_STREAM_SOCKET, name: 'lightning-v2', model: 'tts-v2', deprecated: true });
   return routes;
 }
 
@@ -131,6 +135,22 @@ const SPEECH_MODEL_VALUES: Readonly<Record<string, ModelGeneration>> = {
   'lightning_v3.1_pro': 'tts-v3.1',
   'lightning-v3.1-pro': 'tts-v3.1',
 };
+
+/**
+ * Path names and `model` values that follow the service's product models' language rules (more
+ * codes, routing); every other name keeps the seed's rules of its generation.
+ */
+const PRODUCT_MODEL_VALUES: Readonly<Record<string, ProductSpeechModel>> = {
+  'lightning-v3.1': 'lightning_v3.1',
+  'lightning_v3.1': 'lightning_v3.1',
+  'lightning_v3.1_pro': 'lightning_v3.1_pro',
+  'lightning-v3.1-pro': 'lightning_v3.1_pro',
+};
+
+/** The product model whose language rules a path name or `model` value follows; undefined for the seed's. */
+export function productModelOf(value: string | undefined): ProductSpeechModel | undefined {
+  return value !== undefined && Object.hasOwn(PRODUCT_MODEL_VALUES, value) ? PRODUCT_MODEL_VALUES[value] : undefined;
+}
 
 /** `model` values of the product's retired models: still served, answered with `Deprecation: true`. */
 const DEPRECATED_SPEECH_MODEL_VALUES: ReadonlySet<string> = new Set(['tts-large', 'lightning', 'lightning-large', 'lightning_large', 'lightning-v2', 'lightning_v2']);

@@ -32,7 +32,8 @@ import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
 import { messageValidator } from '../plugins/validation-messages.js';
 import { DEFAULT_COMPLETE_BACKOFF_MS, SynthesisSocketQuery, synthesisMessageSchema, type SynthesisMessage } from '../schemas/realtime.js';
-import { deprecationHeaders, isProductName, markDeprecated, SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf, speechSocketRoutes } from './product-names.js';
+import type { ProductSpeechModel } from '../../synthesis/languages.js';
+import { deprecationHeaders, isProductName, markDeprecated, productModelOf, SPEECH_MODEL_SPELLINGS, SPEECH_ROUTE_NAMES, speechModelOf, speechRouteNamesFor, speechSocketRoutes } from './product-names.js';
 import { toRequest } from './synthesis.js';
 
 export interface RealtimeSynthesisOptions {
@@ -75,7 +76,15 @@ interface SocketRequest {
   words: number;
 }
 
-type Validators = ReadonlyMap<ModelGeneration, (data: unknown) => SynthesisMessage>;
+/** A message's model, and the service's product model whose language rules it follows (none: the seed's). */
+interface SocketModel {
+  model: ModelGeneration;
+  product?: ProductSpeechModel;
+}
+
+/** Keyed by the rules a message follows: its product model's, else its generation's. */
+type Validators = ReadonlyMap<string, (data: unknown) => SynthesisMessage>;
+const rulesOf = ({ model, product }: SocketModel): string => product ?? model;
 
 class SynthesisSocket {
   private readonly requests = new Map<string, SocketRequest>();
@@ -95,7 +104,7 @@ class SynthesisSocket {
    */
   constructor(
     private readonly session: RealtimeSession,
-    private readonly pathModel: ModelGeneration | undefined,
+    private readonly pathModel: SocketModel | undefined,
     private readonly service: boolean,
     private readonly validators: Validators,
     private readonly options: RealtimeSynthesisOptions,
@@ -126,7 +135,7 @@ class SynthesisSocket {
       requestId = (parsed as { request_id?: unknown }).request_id as string | undefined;
       if (typeof requestId !== 'string') requestId = undefined;
       const model = this.modelOf(parsed as { model?: unknown });
-      const message = this.validators.get(model)!(parsed);
+      const message = this.validators.get(rulesOf(model))!(parsed);
       if (this.startsRequest(message)) await this.options.chargeRequest(this.session.request.accountId);
       this.accept(model, message);
     } catch (err) {
@@ -163,15 +172,15 @@ class SynthesisSocket {
   }
 
   /** The path's model; else the message's `model` in any spelling clients use (a wrong type is the schema's to name). */
-  private modelOf(message: { model?: unknown }): ModelGeneration {
+  private modelOf(message: { model?: unknown }): SocketModel {
     if (this.pathModel) return this.pathModel;
     const named = typeof message.model === 'string' ? message.model : DEFAULT_LIVE_MODEL;
     const model = speechModelOf(named);
     if (!model) throw new InvalidRequestError(`model must be one of ${SPEECH_MODEL_SPELLINGS.join(', ')}`);
-    return model;
+    return { model, product: productModelOf(named) };
   }
 
-  private accept(model: ModelGeneration, message: SynthesisMessage): void {
+  private accept({ model, product }: SocketModel, message: SynthesisMessage): void {
     const more = message.continue === true && message.flush !== true;
     const open = this.continued(message);
     if (open) {
@@ -203,7 +212,7 @@ class SynthesisSocket {
     const request: SocketRequest = {
       id,
       ids,
-      resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId)),
+      resolved: this.options.synthesis.resolve(toRequest(model, { ...message, text: '' }, this.session.request.accountId, product)),
       feed: new TextFeed(),
       wordTimestamps: message.word_timestamps === true,
       maxBufferFlushMs: message.max_buffer_flush_ms ?? 0,
@@ -327,8 +336,14 @@ class SynthesisSocket {
  * route name, and with `live`, `/tts/live` (the current layout's socket, model per message).
  */
 export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { live?: boolean }) {
-  const models = [...new Set(SPEECH_ROUTE_NAMES.map((name) => name.model))];
-  const validators: Validators = new Map(models.map((model) => [model, messageValidator<SynthesisMessage>(synthesisMessageSchema(model, options.maxTextChars))]));
+  const socketModels: SocketModel[] = [
+    ...speechRouteNamesFor('stream').map((name) => ({ model: name.model, product: productModelOf(name.path) })),
+    ...SPEECH_MODEL_SPELLINGS.map((value) => ({ model: speechModelOf(value)!, product: productModelOf(value) })),
+  ];
+  const validators = new Map<string, (data: unknown) => SynthesisMessage>();
+  for (const m of socketModels) {
+    if (!validators.has(rulesOf(m))) validators.set(rulesOf(m), messageValidator<SynthesisMessage>(synthesisMessageSchema(m.model, options.maxTextChars, m.product)));
+  }
   const paths = speechSocketRoutes(options.live ?? false);
   // The neutral names keep Parley's own messages; every other socket is the service's of today.
   const neutralPaths = new Set(SPEECH_ROUTE_NAMES.filter((name) => !isProductName(name.path)).map((name) => `/${name.path}/get_speech/stream`));
@@ -341,7 +356,7 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
       if (deprecatedPaths.has(path)) for (const [name, value] of Object.entries(deprecationHeaders(path))) headers.push(`${name}: ${value}`);
     });
     const deprecation = markDeprecated(undefined);
-    for (const { path, model, deprecated } of paths) {
+    for (const { path, name, model, deprecated } of paths) {
       const service = !neutralPaths.has(path);
       app.get(
         path,
@@ -358,7 +373,7 @@ export function realtimeSynthesisRoutes(options: RealtimeSynthesisOptions & { li
           const idleMessage = service ? (seconds: number) => ({ session_id: request.id, status: 'error', message: `Connection timed out after ${seconds} seconds of inactivity` }) : undefined;
           const session = await options.sockets.admit(socket, request, 'synthesis', idleTimeoutMs, idleMessage);
           if (!session) return;
-          const handler = new SynthesisSocket(session, model, service, validators, options);
+          const handler = new SynthesisSocket(session, model && { model, product: productModelOf(name) }, service, validators, options);
           session.receive(handler.messages.receive);
           // Else the queue resumes the socket once it has drained to half.
           if (socket.isPaused && !handler.messages.backlogged) socket.resume();

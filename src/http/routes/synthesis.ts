@@ -5,14 +5,15 @@
  * the model. Thin: schema → SynthesisRequest → use case.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ByteChunker } from '../../audio/chunk.js';
 import type { ModelGeneration } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
 import { logWireError, streamErrorMessage, toWireError, type RouteFamily } from '../plugins/error-mapping.js';
-import { numberLanguageApplied, type SynthesisRequest, type SynthesisService, type SynthesisStats } from '../../synthesis/synthesize.js';
+import { productDetection, type ProductSpeechModel } from '../../synthesis/languages.js';
+import { numberLanguageApplied, type PreparedSynthesis, type SynthesisRequest, type SynthesisService, type SynthesisStats } from '../../synthesis/synthesize.js';
 import { pipeToSse, sseEvent, type SseEvent } from '../plugins/sse.js';
+import { messageValidator } from '../plugins/validation-messages.js';
 import { speechErrorsOf } from '../schemas/common.js';
 import {
   currentSpeechRequestSchema,
@@ -27,6 +28,7 @@ import {
   isDeprecatedSpeechModelValue,
   isProductName,
   markDeprecated,
+  productModelOf,
   SPEECH_MODEL_SPELLINGS,
   speechModelOf,
   speechRouteNamesFor,
@@ -48,7 +50,8 @@ export interface SynthesisRouteOptions {
 
 const CHUNK_BYTES = 1024;
 
-export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string): SynthesisRequest {
+/** `product`: the service's product model the route or body names, whose language rules the request follows (else the seed's). */
+export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: string, product?: ProductSpeechModel): SynthesisRequest {
   return {
     accountId,
     model,
@@ -56,18 +59,24 @@ export function toRequest(model: ModelGeneration, body: SpeechBody, accountId: s
     voiceId: body.voice_id,
     sampleRate: body.sample_rate,
     speed: body.speed,
-    language: body.language,
+    language: body.language ?? 'auto',
     outputFormat: outputFormatOf(body.output_format),
     // tts-v3.1 has no consistency control.
     consistency: model === 'tts-v3.1' ? undefined : body.consistency,
     pronunciationDicts: body.pronunciation_dicts ?? [],
+    ...(product ? { routing: { detectAmong: productDetection(product, body.language) } } : {}),
     ...(body.number_pronunciation_language === undefined ? {} : { numberLanguage: body.number_pronunciation_language }),
     mathNotation: body.math_notation === true,
   };
 }
 
-/** Says whether `number_pronunciation_language` was honoured, when the request gave one. */
-function reportNumberLanguage(reply: FastifyReply, request: SynthesisRequest): void {
+/**
+ * What the caller hears, on the response: `Content-Language`, the language spoken, `X-Voice-Id`,
+ * the voice that spoke (another than the request's when its language was routed), and whether
+ * `number_pronunciation_language` was honoured when the request gave one.
+ */
+function describeSpeech(reply: FastifyReply, prepared: PreparedSynthesis, request: SynthesisRequest): void {
+  reply.header('Content-Language', prepared.language).header('X-Voice-Id', prepared.voice.id);
   const applied = numberLanguageApplied(request);
   if (applied !== undefined) reply.header('X-Number-Pronunciation-Language-Applied', String(applied));
 }
@@ -119,7 +128,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function stream(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, framing: StreamFraming): Promise<void> {
     const prepared = await synthesis.prepare(synthesisRequest);
-    reportNumberLanguage(reply, synthesisRequest);
+    describeSpeech(reply, prepared, synthesisRequest);
     const stats: SynthesisStats = { samples: 0 };
     const chunker = new ByteChunker(CHUNK_BYTES);
     let chunks = 0;
@@ -149,7 +158,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
 
   async function getSpeech(request: FastifyRequest, reply: FastifyReply, synthesisRequest: SynthesisRequest, wavHeader: boolean) {
     const prepared = await synthesis.prepare(synthesisRequest);
-    reportNumberLanguage(reply, synthesisRequest);
+    describeSpeech(reply, prepared, synthesisRequest);
     const file = await synthesis.wholeFile(prepared, { wavHeader }, request.clientGone);
     return reply
       .header('Content-Type', file.contentType)
@@ -158,12 +167,17 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
       .send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength));
   }
 
-  const modelSchemas = new Map<ModelGeneration, ReturnType<typeof speechRequestSchema>>();
-  const modelSchema = (model: ModelGeneration) => {
-    let schema = modelSchemas.get(model);
-    if (!schema) modelSchemas.set(model, (schema = speechRequestSchema(model, options.maxTextChars)));
-    return schema;
+  /** Each model's body schema, and its validator as the routes apply it (enums included, defaults filled in), by the rules it follows. */
+  const modelRules = new Map<string, { schema: ReturnType<typeof speechRequestSchema>; validate: (data: unknown) => SpeechBody }>();
+  const rulesOf = (model: ModelGeneration, product?: ProductSpeechModel) => {
+    let rules = modelRules.get(product ?? model);
+    if (!rules) {
+      const schema = speechRequestSchema(model, options.maxTextChars, product);
+      modelRules.set(product ?? model, (rules = { schema, validate: messageValidator<SpeechBody>(schema) }));
+    }
+    return rules;
   };
+  const modelSchema = (model: ModelGeneration, product?: ProductSpeechModel) => rulesOf(model, product).schema;
 
   /**
    * A current-layout body as the request of the model it names, checked against that model's own
@@ -171,6 +185,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
    */
   function currentRequest(body: CurrentSpeechBody, request: FastifyRequest, reply: FastifyReply): SynthesisRequest {
     const model = speechModelOf(body.model)!;
+    const product = productModelOf(body.model);
     if (isDeprecatedSpeechModelValue(body.model)) void deprecation(request, reply);
     // The service's correlation headers: its own ids (X-Request-Id is every answer's), the client's echoed or empty.
     reply.header('X-Session-Id', request.id);
@@ -178,31 +193,25 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     reply.header('X-External-Request-Id', body.request_id ?? '');
     const accept = String(request.headers.accept ?? '');
     const format: WireOutputFormat = body.output_format ?? (/\baudio\/(x-)?wav\b/i.test(accept) ? 'wav' : 'pcm');
-    const schema = modelSchema(model);
-    const candidate = Value.Default(schema, {
+    const candidate = {
       text: body.text,
       voice_id: body.voice_id,
       speed: body.speed,
-      language: body.language,
+      ...(body.language === undefined ? {} : { language: body.language }),
       output_format: format,
       ...(body.sample_rate === undefined ? {} : { sample_rate: body.sample_rate }),
       ...(body.consistency === undefined ? {} : { consistency: body.consistency }),
       ...(body.pronunciation_dicts === undefined ? {} : { pronunciation_dicts: body.pronunciation_dicts }),
       ...(body.number_pronunciation_language === undefined ? {} : { number_pronunciation_language: body.number_pronunciation_language }),
-      math_notation: body.math_notation,
-    }) as SpeechBody;
-    const error = Value.Errors(schema, candidate).First();
-    if (error) {
-      const field = error.path.replace(/^\//, '');
-      const rule = error.schema as { enum?: unknown[]; minimum?: number; maximum?: number };
-      const must = rule.enum
-        ? `must be one of ${rule.enum.join(', ')}`
-        : rule.minimum !== undefined && rule.maximum !== undefined
-          ? `must be ${rule.minimum} to ${rule.maximum}`
-          : error.message;
-      throw new InvalidRequestError(`${field} ${must} for model ${body.model}`);
+      ...(body.math_notation === undefined ? {} : { math_notation: body.math_notation }),
+    };
+    let valid: SpeechBody;
+    try {
+      valid = rulesOf(model, product).validate(candidate);
+    } catch (err) {
+      throw err instanceof InvalidRequestError ? new InvalidRequestError(`${err.message} for model ${body.model}`) : err;
     }
-    return toRequest(model, candidate, request.accountId);
+    return toRequest(model, valid, request.accountId, product);
   }
 
   return async function register(instance: FastifyInstance): Promise<void> {
@@ -213,6 +222,7 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
     const errors = speechErrorsOf(layout);
     for (const { path, model, deprecated } of speechRouteNamesFor('stream')) {
       const framing = isProductName(path) ? productFraming : neutralFraming;
+      const product = productModelOf(path);
       app.post(`/${path}/stream`, {
         config: { rateFamily: 'synthesis' },
         ...(deprecated ? { onRequest: deprecation } : {}),
@@ -220,14 +230,15 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           tags: [path],
           summary: `Stream speech (${model}) as Server-Sent Events of base64 audio chunks (≤ ${CHUNK_BYTES} bytes)${deprecated ? ' — deprecated' : ''}`,
           deprecated,
-          body: modelSchema(model),
+          body: modelSchema(model, product),
           produces: ['text/event-stream'],
           response: errors,
         },
-        handler: (request, reply) => stream(request, reply, toRequest(model, request.body, request.accountId), framing),
+        handler: (request, reply) => stream(request, reply, toRequest(model, request.body, request.accountId, product), framing),
       });
     }
     for (const { path, model, deprecated } of speechRouteNamesFor('get_speech')) {
+      const product = productModelOf(path);
       app.post(`/${path}/get_speech`, {
         config: { rateFamily: 'synthesis' },
         ...(deprecated ? { onRequest: deprecation } : {}),
@@ -235,11 +246,12 @@ export function synthesisRoutes(options: SynthesisRouteOptions) {
           tags: [path],
           summary: `Synthesise the whole text (${model}) and return one audio file${deprecated ? ' — deprecated' : ''}`,
           deprecated,
-          body: modelSchema(model),
+          body: modelSchema(model, product),
           produces: ['audio/wav', 'audio/mpeg', 'audio/pcm'],
           response: errors,
         },
-        handler: (request, reply) => getSpeech(request, reply, toRequest(model, request.body, request.accountId), request.body.add_wav_header !== false),
+        handler: (request, reply) =>
+          getSpeech(request, reply, toRequest(model, request.body, request.accountId, product), request.body.add_wav_header !== false),
       });
     }
     if (layout !== 'current') return;

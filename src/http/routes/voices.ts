@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Voice } from '../../engines/types.js';
+import type { ModelGeneration, Voice } from '../../engines/types.js';
 import { NotFoundError } from '../../errors.js';
 import type { ClonedVoiceRepository } from '../../store/cloned-voice-repository.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
@@ -17,6 +17,28 @@ const VoiceBody = Type.Object({
   engine: Type.Optional(Type.String()),
   age: Type.Optional(Type.String()),
 });
+
+/** A voice of the service's browse catalogue (`GET /waves/v1/voice/get-all-models`); Parley has no preview clips. */
+const CatalogVoiceBody = Type.Object({
+  _id: Type.String(),
+  voiceId: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+  tags: Type.Object({ age: Type.String(), emotions: Type.Array(Type.String()), language: Type.Array(Type.String()) }),
+});
+
+/** Every generation whose voices the catalogue lists, the newest first. */
+const CATALOGUE_MODELS: ModelGeneration[] = ['tts-v3.1', 'tts-v2', 'tts-large'];
+
+function toCatalogWire(v: Voice) {
+  return {
+    _id: v.id,
+    voiceId: v.id,
+    displayName: v.displayName,
+    description: `${v.displayName}: ${v.accent} ${v.gender} voice (${v.engine})`,
+    tags: { age: v.age ?? '', emotions: [], language: v.languages },
+  };
+}
 
 function toWire(v: Voice) {
   return {
@@ -130,6 +152,18 @@ export function voiceRoutes(deps: VoiceRouteOptions) {
         response: { 200: Type.Object({ voiceId: Type.String(), success: Type.Boolean() }), ...errors },
       },
       handler: (request) => deleteClone(request.accountId, request.body.voiceId),
+    });
+
+    app.get('/voice/get-all-models', {
+      schema: {
+        tags: ['voices'],
+        summary: 'Browse every voice of every model (use its voiceId with POST /tts)',
+        response: { 200: Type.Object({ voices: Type.Array(CatalogVoiceBody) }), ...errors },
+      },
+      handler: async () => {
+        const voices = new Map(CATALOGUE_MODELS.flatMap((model) => deps.voices.list(model)).map((v) => [v.id, v]));
+        return { voices: [...voices.values()].map(toCatalogWire) };
+      },
     });
   };
 }

@@ -7,7 +7,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { ROUTE_PREFIXES, SPEECH_ROUTE_NAMES, TRANSCRIPTION_ROUTE_NAMES } from '../routes/product-names.js';
+import type { ProductSpeechModel } from '../../synthesis/languages.js';
+import { productModelOf, ROUTE_PREFIXES, speechRouteNamesFor, TRANSCRIPTION_ROUTE_NAMES } from '../routes/product-names.js';
 import { synthesisMessageSchema, SynthesisSocketQuery, TranscriptionSocketQuery } from './realtime.js';
 
 /** The ids of a message on the product names and /waves/v1/tts/live (on the neutral names request_id is the client's). */
@@ -98,14 +99,14 @@ function channelId(prefix: string, name: string): string {
 }
 
 export function asyncApiDocument(version: string, maxTextChars: number, limits: RealtimeLimits): object {
-  const synthesisChannel = (address: string, model: ModelGeneration, title: string) => ({
+  const synthesisChannel = (address: string, model: ModelGeneration, title: string, product?: ProductSpeechModel) => ({
     address,
     title,
     bindings: { ws: { method: 'GET', query: SynthesisSocketQuery } },
     messages: {
       ...message(
         'speechRequest',
-        synthesisMessageSchema(model, maxTextChars),
+        synthesisMessageSchema(model, maxTextChars, product),
         'Text to speak (continue: more follows, spoken sentence by sentence; flush: speak the rest and finish, text may be empty; whitespace alone with nothing buffered: a keep-alive)',
       ),
       ...message('chunk', SynthesisChunk, 'Audio'),
@@ -133,9 +134,9 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
   const synthesisChannels: Record<string, object> = {};
   const transcriptionChannels: Record<string, object> = {};
   for (const prefix of ROUTE_PREFIXES) {
-    for (const name of SPEECH_ROUTE_NAMES) {
+    for (const name of speechRouteNamesFor('stream')) {
       const title = `${name.path} WebSocket synthesis (${name.model})${name.deprecated ? ', deprecated' : ''}`;
-      synthesisChannels[channelId(prefix, name.path)] = synthesisChannel(`${prefix}/${name.path}/get_speech/stream`, name.model, title);
+      synthesisChannels[channelId(prefix, name.path)] = synthesisChannel(`${prefix}/${name.path}/get_speech/stream`, name.model, title, productModelOf(name.path));
     }
     for (const name of TRANSCRIPTION_ROUTE_NAMES) {
       transcriptionChannels[channelId(prefix, name)] = transcriptionChannel(`${prefix}/${name}/get_text`, `Streaming transcription (${name})`, Transcription);
@@ -145,6 +146,8 @@ export function asyncApiDocument(version: string, maxTextChars: number, limits: 
     '/waves/v1/tts/live',
     'tts-v3.1',
     "WebSocket synthesis, current layout: each message's model (any spelling, default lightning_v3.1) chooses the model and its rules",
+    // The widest language list of the models a message may name.
+    'lightning_v3.1_pro',
   );
   synthesisChannels['streaming-tts'] = synthesisChannel(
     '/waves/v1/streaming-tts/stream',

@@ -4,6 +4,7 @@
  */
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ModelGeneration } from '../../engines/types.js';
+import type { ProductSpeechModel } from '../../synthesis/languages.js';
 import { SPEECH_MODEL_SPELLINGS, TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
 import { MAX_REQUEST_ID_CHARS } from './common.js';
 import { speechRequestSchema, type SpeechBody } from './speech-request.js';
@@ -47,8 +48,8 @@ const SocketFields = Type.Object({
  * One client message. `text` may be empty or only whitespace: such a message flushes (with
  * `flush`), continues a buffered request, or is a keep-alive; the socket tells them apart.
  */
-export function synthesisMessageSchema(model: ModelGeneration, maxTextChars: number): TObject {
-  const body = speechRequestSchema(model, maxTextChars) as TObject;
+export function synthesisMessageSchema(model: ModelGeneration, maxTextChars: number, product?: ProductSpeechModel): TObject {
+  const body = speechRequestSchema(model, maxTextChars, product) as TObject;
   return Type.Object({
     ...body.properties,
     text: Type.Optional(Type.String({ maxLength: maxTextChars, description: 'Text to speak; may be empty in a flush or a keep-alive' })),

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { outputFormats, type OutputFormat } from '../../audio/pcm.js';
 import type { ModelGeneration } from '../../engines/types.js';
-import { modelLanguages } from '../../synthesis/languages.js';
+import { modelLanguages, productModelLanguages, type ProductSpeechModel } from '../../synthesis/languages.js';
 import { DictId, MAX_VOICE_ID_CHARS, StringEnum } from './common.js';
 
 /** `output_format` values on the wire: Parley's formats, and `ulaw` as the service spells mu-law. */
@@ -31,7 +31,12 @@ const NormalizationFields = {
   math_notation: Type.Boolean({ default: false, description: 'Read digit-flanked operators (5 x 3, 2 ^ 10, 6 ÷ 2, spaced 5 - 3) as words' }),
 };
 
-export function speechRequestSchema(model: ModelGeneration, maxTextChars: number) {
+/**
+ * `product`: the service's product model the route or body names (lightning_v3.1, …), whose
+ * languages these are; its `language` has no default, as an omitted one means something of its own.
+ */
+export function speechRequestSchema(model: ModelGeneration, maxTextChars: number, product?: ProductSpeechModel) {
+  const languages = ['auto', ...(product ? productModelLanguages[product] : modelLanguages[model])];
   const sampleRate =
     model === 'tts-v3.1'
       ? Type.Integer({ enum: [8000, 16000, 24000, 44100], default: 44100, description: 'Output rate in Hz' })
@@ -51,7 +56,7 @@ export function speechRequestSchema(model: ModelGeneration, maxTextChars: number
       consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-      language: Type.String({ enum: ['auto', ...modelLanguages[model]], default: 'auto' }),
+      language: Type.Optional(Type.String(product ? { enum: languages } : { enum: languages, default: 'auto' })),
       output_format: StringEnum(wireOutputFormats, { default: 'pcm' }),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       ...NormalizationFields,
@@ -70,7 +75,7 @@ export type SpeechBody = Static<ReturnType<typeof speechRequestSchema>>;
  * (speechRequestSchema) are checked once it is known.
  */
 export function currentSpeechRequestSchema(maxTextChars: number, modelValues: readonly string[], defaultModel: string) {
-  const languages = [...new Set(Object.values(modelLanguages).flat())];
+  const languages = [...new Set([...Object.values(modelLanguages), ...Object.values(productModelLanguages)].flat())];
   return Type.Object(
     {
       text: Type.String({ minLength: 1, maxLength: maxTextChars, pattern: '\\S', description: 'must not be empty or only whitespace' }),
@@ -81,7 +86,7 @@ export function currentSpeechRequestSchema(maxTextChars: number, modelValues: re
       consistency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       similarity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
       enhancement: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-      language: Type.String({ enum: ['auto', ...languages], default: 'auto' }),
+      language: Type.Optional(Type.String({ enum: ['auto', ...languages], description: "Default: the model's (en + hi on lightning_v3.1_pro)" })),
       output_format: Type.Optional(StringEnum(wireOutputFormats, { description: 'Default pcm, or wav when Accept asks for audio/wav' })),
       pronunciation_dicts: Type.Optional(Type.Array(DictId, { maxItems: 100 })),
       ...NormalizationFields,

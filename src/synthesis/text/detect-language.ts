@@ -17,6 +17,7 @@ const SCRIPTS: [RegExp, string[]][] = [
   [/\p{Script=Malayalam}/u, ['ml']],
   [/\p{Script=Telugu}/u, ['te']],
   [/\p{Script=Gurmukhi}/u, ['pa']],
+  [/\p{Script=Oriya}/u, ['or']],
   [/\p{Script=Arabic}/u, ['ar', 'fa', 'ur']],
   [/\p{Script=Hebrew}/u, ['he']],
   [/\p{Script=Cyrillic}/u, ['ru', 'uk', 'bg']],

@@ -3,30 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { createEspeakNgEngine, espeakLanguages } from '../../../src/engines/server/espeak-ng-tts.js';
 import type { SynthesisOptions, TtsEngine, Voice } from '../../../src/engines/types.js';
 import { AbortedError, EngineError } from '../../../src/errors.js';
+import { modelLanguages } from '../../../src/synthesis/languages.js';
+import { sampleSentences } from '../../helpers/sentences.js';
 
 /** One short sentence per language, in its own script, so eSpeak really reads that language. */
-const sentences: Record<string, string> = {
-  en: 'Hello, this is a short test of the speech engine.',
-  hi: 'नमस्ते, यह आवाज़ का एक छोटा परीक्षण है।',
-  ta: 'வணக்கம், இது ஒரு சிறிய சோதனை.',
-  kn: 'ನಮಸ್ಕಾರ, ಇದು ಒಂದು ಸಣ್ಣ ಪರೀಕ್ಷೆ.',
-  mr: 'नमस्कार, ही एक छोटी चाचणी आहे.',
-  bn: 'নমস্কার, এটি একটি ছোট পরীক্ষা।',
-  gu: 'નમસ્તે, આ એક નાની કસોટી છે.',
-  ml: 'നമസ്കാരം, ഇത് ഒരു ചെറിയ പരീക്ഷണമാണ്.',
-  te: 'నమస్కారం, ఇది ఒక చిన్న పరీక్ష.',
-  ar: 'مرحبا، هذا اختبار قصير.',
-  he: 'שלום, זו בדיקה קצרה.',
-  fr: 'Bonjour, ceci est un petit essai.',
-  de: 'Hallo, das ist ein kurzer Test.',
-  pl: 'Cześć, to jest krótki test.',
-  ru: 'Привет, это короткая проверка.',
-  it: 'Ciao, questa è una breve prova.',
-  nl: 'Hallo, dit is een korte test.',
-  es: 'Hola, esta es una prueba corta.',
-  sv: 'Hej, det här är ett kort test.',
-};
-const ttsV2Languages = Object.keys(sentences);
+const sentences = sampleSentences;
+const ttsV2Languages = modelLanguages['tts-v2'];
 
 async function collect(chunks: AsyncIterable<Float32Array>): Promise<Float32Array> {
   const parts: Float32Array[] = [];

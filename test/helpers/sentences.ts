@@ -1,0 +1,38 @@
+/**
+ * A short sentence in every language Parley's built-in voices speak, by ISO 639-1 code (each a
+ * plain greeting and "this is a short test"). Japanese is in kana: eSpeak NG reads no kanji.
+ */
+export const sampleSentences: Readonly<Record<string, string>> = {
+  en: 'Hello, this is a short test of the speech engine.',
+  hi: 'नमस्ते, यह आवाज़ का एक छोटा परीक्षण है।',
+  ta: 'வணக்கம், இது ஒரு சிறிய சோதனை.',
+  kn: 'ನಮಸ್ಕಾರ, ಇದು ಒಂದು ಸಣ್ಣ ಪರೀಕ್ಷೆ.',
+  mr: 'नमस्कार, ही एक छोटी चाचणी आहे.',
+  bn: 'নমস্কার, এটি একটি ছোট পরীক্ষা।',
+  gu: 'નમસ્તે, આ એક નાની કસોટી છે.',
+  ml: 'നമസ്കാരം, ഇത് ഒരു ചെറിയ പരീക്ഷണമാണ്.',
+  te: 'నమస్కారం, ఇది ఒక చిన్న పరీక్ష.',
+  pa: 'ਸਤ ਸ੍ਰੀ ਅਕਾਲ, ਇਹ ਇੱਕ ਛੋਟੀ ਜਾਂਚ ਹੈ।',
+  or: 'ନମସ୍କାର, ଏହା ଏକ ଛୋଟ ପରୀକ୍ଷା।',
+  ar: 'مرحبا، هذا اختبار قصير.',
+  he: 'שלום, זו בדיקה קצרה.',
+  fr: 'Bonjour, ceci est un petit essai.',
+  de: 'Hallo, das ist ein kurzer Test.',
+  pl: 'Cześć, to jest krótki test.',
+  ru: 'Привет, это короткая проверка.',
+  it: 'Ciao, questa è una breve prova.',
+  nl: 'Hallo, dit is een korte test.',
+  es: 'Hola, esta es una prueba corta.',
+  sv: 'Hej, det här är ett kort test.',
+  pt: 'Olá, este é um teste curto.',
+  el: 'Γεια σας, αυτή είναι μια σύντομη δοκιμή.',
+  fi: 'Hei, tämä on lyhyt testi.',
+  no: 'Hei, dette er en kort test.',
+  tr: 'Merhaba, bu kısa bir denemedir.',
+  zh: '你好，这是一个简短的测试。',
+  ja: 'こんにちは、これはみじかいテストです。',
+  ko: '안녕하세요, 이것은 짧은 테스트입니다.',
+  id: 'Halo, ini adalah tes singkat.',
+  ms: 'Helo, ini ialah ujian yang pendek.',
+  vi: 'Xin chào, đây là một bài kiểm tra ngắn.',
+};
