@@ -195,7 +195,7 @@ describe('routing and defaults', () => {
     assert.equal(res.headers.get('content-language'), 'pt');
     assert.equal(res.headers.get('x-voice-id'), fittingVoice('pt'));
     const events = await allSseEvents(res);
-    assert.ok(events.filter((e) => e.event === 'chunk').length > 2);
+    assert.ok(events.filter((e) => e.event === 'audio').length > 2);
 
     const socket = await connect(wsUrl(s.url, '/waves/v1/lightning-v3.1/get_speech/stream'), { authorization: `Bearer ${s.key}` });
     try {
