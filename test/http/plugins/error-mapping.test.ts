@@ -22,6 +22,7 @@ describe('error contract', () => {
     PayloadTooLargeError: [1024],
     RateLimitedError: [3],
     InferenceUnavailableError: ['restarting', 2],
+    VoiceCloneError: ['voice_clone_error', 'the voice could not be prepared'],
   };
   // The wire error types the spec defines for the synthesis family, by status.
   const specTypes: Record<number, string> = {
@@ -53,7 +54,9 @@ describe('error contract', () => {
       }
       assert.equal(speech.body.error, specTypes[err.status], `${Cls.name}: type for ${err.status}`);
       assert.equal(speech.body.error, err.code, `${Cls.name}: the code is the wire type`);
-      assert.equal(speech.body.message, err.status === 500 ? 'An unexpected error occurred' : err.message, Cls.name);
+      // A clone's failure is the one 500 whose words are the client's (what failed, and that nothing was kept).
+      const shown = err.status === 500 && !(err instanceof errors.VoiceCloneError) ? 'An unexpected error occurred' : err.message;
+      assert.equal(speech.body.message, shown, Cls.name);
       const stt = toWireError(err, 'stt', 'r1');
       assert.equal(stt.status, err.status);
       assert.deepEqual(Object.keys(stt.body).sort(), ['error', 'request_id'], Cls.name);

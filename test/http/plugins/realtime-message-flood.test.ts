@@ -25,7 +25,8 @@ const MAX_STALL_MS = 3_000;
 const MALFORMED_LIMIT = loadConfig({}).realtime.maxMalformedMessagesPerSecond;
 
 const TRANSCRIPTION_TEXT_ERROR = { type: 'error', message: 'Text frames must be {"type":"finalize"} or {"type":"close_stream"}; audio goes in binary frames' };
-const SYNTHESIS_JSON_ERROR = { status: 'error', request_id: null, message: 'Request body is not valid JSON', error: { code: 'InvalidRequest', message: 'Request body is not valid JSON' } };
+/** The service's synthesis sockets name the connection's session_id (checked apart: it differs per connection), and no request of a frame that is not one. */
+const SYNTHESIS_JSON_ERROR = { status: 'error', message: 'Request body is not valid JSON', error: { code: 'InvalidRequest', message: 'Request body is not valid JSON' } };
 
 interface SocketKind {
   path: string;
@@ -103,9 +104,11 @@ async function flood(server: ServerProcess, path: string): Promise<Flooded> {
   return result;
 }
 
+/** The answer without the ids that differ per connection: OpenAI's event_id, the synthesis sockets' session_id (a string). */
 const stripEventId = (message: any) => {
-  if (message?.event_id === undefined) return message;
-  const { event_id: _, ...rest } = message;
+  if (message?.event_id === undefined && message?.session_id === undefined) return message;
+  const { event_id: _, session_id: sessionId, ...rest } = message;
+  if (message.session_id !== undefined) assert.equal(typeof sessionId, 'string', 'session_id is a string');
   return rest;
 };
 
