@@ -12,6 +12,8 @@ export interface ResolvedVoice {
 
 export class VoiceRegistry {
   private byId = new Map<string, ResolvedVoice>();
+  /** Every voice by the primary subtag of each language it speaks, in catalogue order: a routed request looks here, not through every voice. */
+  private byLanguage = new Map<string, ResolvedVoice[]>();
   private engines: TtsEngine[] = [];
 
   constructor(engines: TtsEngine[] = []) {
@@ -24,8 +26,17 @@ export class VoiceRegistry {
     for (const engine of engines) {
       for (const voice of engine.listVoices()) if (!byId.has(voice.id)) byId.set(voice.id, { voice, engine });
     }
+    const byLanguage = new Map<string, ResolvedVoice[]>();
+    for (const r of byId.values()) {
+      for (const language of new Set(r.voice.languages.map(baseLanguage))) {
+        const speakers = byLanguage.get(language);
+        if (speakers) speakers.push(r);
+        else byLanguage.set(language, [r]);
+      }
+    }
     this.engines = engines;
     this.byId = byId;
+    this.byLanguage = byLanguage;
   }
 
   getEngines(): readonly TtsEngine[] {
@@ -47,12 +58,12 @@ export class VoiceRegistry {
    * engine, then of the same gender, else any (catalogue order breaks ties); undefined when none does.
    */
   speakerOf(model: ModelGeneration, language: string, like: Voice): ResolvedVoice | undefined {
-    const speaks = (v: Voice) => v.models.includes(model) && v.languages.some((tag) => baseLanguage(tag) === language);
+    const speakers = this.byLanguage.get(language) ?? [];
     const own = this.byId.get(like.id);
-    if (own && own.voice === like && speaks(like)) return own;
+    if (own && own.voice === like && own.voice.models.includes(model) && speakers.includes(own)) return own;
     const closeness = (v: Voice) => (v.engine === like.engine ? 2 : 0) + (v.gender === like.gender ? 1 : 0);
     let best: ResolvedVoice | undefined;
-    for (const r of this.byId.values()) if (speaks(r.voice) && (!best || closeness(r.voice) > closeness(best.voice))) best = r;
+    for (const r of speakers) if (r.voice.models.includes(model) && (!best || closeness(r.voice) > closeness(best.voice))) best = r;
     return best;
   }
 }
