@@ -25,6 +25,8 @@ import { listCatalogue } from './models/catalogue.js';
 import { PackAdmin } from './models/pack-admin.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
+import { LONGEST_STOP_MS } from './jobs/job-runner.js';
+import { EXIT_GRACE_MS } from './engines/server/inference-process.js';
 import { Releasers, runReadinessChecks, type BackgroundTask, type ReadinessChecks } from './lifecycle.js';
 import { VoiceRegistry } from './synthesis/voice-registry.js';
 import type { Transcribe } from './transcription/types.js';
@@ -74,6 +76,13 @@ export interface Server {
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * The longest close() waits, its database calls aside (each bounded by
+ * database.statementTimeoutMs): the job runner's stop, the grace period of in-flight requests,
+ * then the inference processes' exit. A deployment gives a stopping node at least this.
+ */
+export const LONGEST_SHUTDOWN_MS = LONGEST_STOP_MS + SHUTDOWN_GRACE_MS + EXIT_GRACE_MS;
 
 export async function buildServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const releasers = new Releasers();

@@ -58,6 +58,10 @@ const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
 /** How long stop() lets deliveries in flight finish before it aborts them and lets go of their jobs. */
 const STOP_GRACE_MS = 5_000;
+/** How long stop() then waits for the aborted deliveries to settle. */
+const ABORTED_SETTLE_MS = 1_000;
+/** The longest stop() waits for work in flight (its database writes aside). */
+export const LONGEST_STOP_MS = STOP_GRACE_MS + ABORTED_SETTLE_MS;
 
 /** A change to a job that the database could not take yet; written when it answers again. */
 interface HeldWrite {
@@ -132,7 +136,7 @@ export class JobRunner {
     this.wake();
     await settleWithin([this.loopDone, ...this.active.values()], STOP_GRACE_MS);
     this.deliveryAbort.abort();
-    await settleWithin([...this.active.values()], 1_000);
+    await settleWithin([...this.active.values()], ABORTED_SETTLE_MS);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.deps.health.available) await this.flushHeld();
     // Whatever is still held is lost with this process: its jobs are done again (at least once).

@@ -99,7 +99,7 @@ export interface InferenceProcessStatus {
 /** A process that stayed up this long is healthy again: the next crash starts the backoff anew. */
 const HEALTHY_AFTER_MS = 60_000;
 /** How long a process asked to leave gets before it is killed. */
-const EXIT_GRACE_MS = 5_000;
+export const EXIT_GRACE_MS = 5_000;
 
 interface Pending {
   id: number;
