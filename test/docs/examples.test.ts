@@ -171,6 +171,14 @@ describe('the examples of the README and docs/', { skip: missing }, () => {
     console.log(`[examples] ${counts.all} examples: ${counts.ran} ran here, ${counts.elsewhere} run by another test or CI, skipped: ${skipped}`);
   });
 
+  it('has pages that each link back to the README, and a README a newcomer reads in minutes (≤ 250 lines)', () => {
+    for (const page of pages.filter((p) => p.startsWith('docs/'))) {
+      assert.match(readFileSync(path.join(repoRoot, page), 'utf8'), /\]\(\.\.\/README\.md\)/, `${page} links back to the README`);
+    }
+    const readmeLines = readFileSync(path.join(repoRoot, 'README.md'), 'utf8').split('\n').length;
+    assert.ok(readmeLines <= 250, `README.md has ${readmeLines} lines`);
+  });
+
   it('finds the examples of every page, each tagged with a known way to run', () => {
     assert.ok(examples.length >= 20, `found ${examples.length} examples`);
     assert.ok(examples.some((e) => e.page === 'README.md' && e.how.kind === 'serves'), 'the README starts a server');
