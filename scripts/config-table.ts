@@ -1,9 +1,9 @@
 /**
- * The README's configuration table, made from the config schema (src/config.ts): one row per
+ * The configuration table of docs/configuration.md, made from the config schema (src/config.ts): one row per
  * setting with its env names, default and doc.
  *   node --import tsx scripts/config-table.ts          prints the table
- *   node --import tsx scripts/config-table.ts --write  rewrites it in README.md, between its markers
- * test/config.test.ts fails when the README's table and the schema differ.
+ *   node --import tsx scripts/config-table.ts --write  rewrites it in docs/configuration.md, between its markers
+ * test/config.test.ts fails when the page's table and the schema differ.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,22 +26,22 @@ export function configTable(): string {
   return ['| env | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The table as it stands in a README's text, between the markers; undefined without them. */
-export function tableIn(readme: string): string | undefined {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
+/** The table as it stands in a page's text, between the markers; undefined without them. */
+export function tableIn(page: string): string | undefined {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
   if (start < 0 || end < start) return undefined;
-  return readme.slice(start + TABLE_START.length, end).trim();
+  return page.slice(start + TABLE_START.length, end).trim();
 }
 
-export const readmePath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
+export const configPagePath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'configuration.md');
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--write')) {
-    const readme = readFileSync(readmePath, 'utf8');
-    if (tableIn(readme) === undefined) throw new Error(`README.md has no configuration table markers (${TABLE_START} … ${TABLE_END})`);
-    const start = readme.indexOf(TABLE_START) + TABLE_START.length;
-    writeFileSync(readmePath, readme.slice(0, start) + '\n' + configTable() + '\n' + readme.slice(readme.indexOf(TABLE_END)));
+    const page = readFileSync(configPagePath, 'utf8');
+    if (tableIn(page) === undefined) throw new Error(`docs/configuration.md has no configuration table markers (${TABLE_START} … ${TABLE_END})`);
+    const start = page.indexOf(TABLE_START) + TABLE_START.length;
+    writeFileSync(configPagePath, page.slice(0, start) + '\n' + configTable() + '\n' + page.slice(page.indexOf(TABLE_END)));
   } else {
     console.log(configTable());
   }

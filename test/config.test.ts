@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { configTable, readmePath, tableIn } from '../scripts/config-table.js';
+import { configTable, configPagePath, tableIn } from '../scripts/config-table.js';
 import { ConfigError, defaultConfig, loadConfig, settings } from '../src/config.js';
 
 describe('loadConfig', () => {
@@ -68,9 +68,9 @@ describe('the config schema', () => {
     assert.deepEqual(loadConfig({}).rateLimits, defaultConfig.rateLimits);
   });
 
-  it("is what the README's configuration table says (npm run docs:config rewrites the table)", () => {
-    const inReadme = tableIn(readFileSync(readmePath, 'utf8'));
-    assert.ok(inReadme, 'README.md has the table markers');
-    assert.equal(inReadme, configTable());
+  it("is what docs/configuration.md's table says (npm run docs:config rewrites the table)", () => {
+    const onPage = tableIn(readFileSync(configPagePath, 'utf8'));
+    assert.ok(onPage, 'docs/configuration.md has the table markers');
+    assert.equal(onPage, configTable());
   });
 });

@@ -6,6 +6,7 @@
  * real server started with that environment answers on, and tells a ready node from a stopped one;
  * Prometheus (its config passes promtool) scrapes every node on the port its metrics listen on;
  * Grafana is given the dashboard and the data source it reads.
+ * No Compose engine runs on these machines, so this is what checks docs/deployment.md's Compose example.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';

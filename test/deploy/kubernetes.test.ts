@@ -5,7 +5,8 @@
  * environment holds only Parley settings (resolved from the Secret) with values it accepts, the
  * ports are the ones it listens on, the probes' paths answer on a real server started with that
  * environment, the metrics port stays in the cluster, and a stopping pod has the time the server's
- * shutdown may take.
+ * shutdown may take. No cluster runs on these machines, so this is what checks the manifests
+ * docs/deployment.md's `kubectl apply -k deploy/kubernetes` example applies.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';

@@ -5,7 +5,8 @@
  * from a (fake) microphone fed with a corpus recording, a voice cloned from a recording, a
  * dictionary made and tried, the admin's pack reload; every view checked by axe-core. One browser
  * for the file, short audio. The run saves screenshots in the temp dir; `npm run docs:playground`
- * saves the ones the README shows (docs/playground-*.png), so a test run leaves tracked files alone.
+ * saves the ones docs/openai.md shows (docs/playground-*.png), so a test run leaves tracked files alone.
+ * Its live transcription is docs/realtime.md's browser example: microphone samples over the socket.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

@@ -8,6 +8,7 @@
  * - Pipecat's service, pipecat-ai/pipecat@acead0507d7de44e216d24533964106ca1d1d044,
  *   src/pipecat/services/smallest/stt.py (_connect_websocket with the service's defaults;
  *   {"type": "finalize"} when the user stops speaking).
+ * These are the sockets the LiveKit and Pipecat set-ups of docs/clients.md open.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

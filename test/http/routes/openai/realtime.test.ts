@@ -6,6 +6,7 @@
  * server VAD it comes back as deltas and completed turns within 5 WER points of POST
  * /v1/audio/transcriptions on the same file; with turn detection off each commit gives one
  * completed item. Also: G.711 µ-law, the browser's subprotocol key, and the error events.
+ * This is the client and the LiveKit set-up of docs/openai.md's realtime examples.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
