@@ -77,6 +77,11 @@ export interface ContractFamily {
   answersNeed?(op: Operation): string | false;
   /** More checks of a value's answer (the WAV is at the asked rate...). */
   checkValue?(op: Operation, p: Parameter, value: unknown, out: Outcome): void;
+  /**
+   * Whether two answers say the same (what may differ between two runs of one request left out).
+   * With it, a served parameter's documented default is checked: leaving it out answers as giving it does.
+   */
+  assertSameAnswer?(left: Outcome, right: Outcome, what: string): void;
   /** Identical requests share one answer (they cost a real transcription each, and answer the same). */
   reuseAnswers?: boolean;
   /** How many checks of one parameter run at once. */
@@ -280,6 +285,13 @@ function describeParameter(family: ContractFamily, op: Operation, p: Parameter):
       });
     }
     if (p.status !== 'served') return;
+    if (family.assertSameAnswer && p.default !== undefined && !p.required && p.in !== 'content') {
+      it(`left out, answers as ${JSON.stringify(p.default)} (the default) does`, { skip }, async () => {
+        const [left, right] = await Promise.all([send(family, op, await baseCall(family, op)), send(family, op, await callWith(family, op, p, p.default))]);
+        family.assertAnswered(op, right, `${label}=${String(p.default)}`);
+        family.assertSameAnswer!(left, right, `${label} left out`);
+      });
+    }
     for (const value of withinBounds(p)) {
       it(`${JSON.stringify(value).slice(0, 40)} (within bounds) is answered`, { skip }, async () => {
         family.assertAnswered(op, await send(family, op, await callWith(family, op, p, value)), `${label}=${String(value).slice(0, 40)}`);

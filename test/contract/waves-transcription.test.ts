@@ -166,6 +166,21 @@ function assertValue(status: string, op: Operation, p: Parameter, value: unknown
   assertAnswered(op, out, what);
 }
 
+/**
+ * What an answer says, without what differs between two runs of one request: request and session
+ * ids, and a socket's partial transcripts (they depend on when the audio arrived).
+ */
+function sayings(out: Outcome): unknown {
+  // Voice-activity events and finals may cross on the wire: compared as a set.
+  if (out.status === 101) return out.frames.filter((m) => m.is_final || m.type !== 'transcription').map(({ session_id: _, ...m }) => JSON.stringify(m)).sort();
+  const { request_id: _, ...body } = out.json ?? {};
+  return { status: out.status, body };
+}
+
+function assertSameAnswer(left: Outcome, right: Outcome, what: string): void {
+  assert.deepEqual(sayings(left), sayings(right), what);
+}
+
 /** Flags that make fields appear in an answer. */
 const SHOWING = ['word_timestamps', 'diarize', 'sentence_timestamps', 'full_transcript', 'vad_events', 'emotion_detection', 'gender_detection', 'redact_pii', 'redact_pci'];
 
@@ -210,6 +225,7 @@ const transcription: ContractFamily = {
   converse,
   assertAnswered,
   assertValue,
+  assertSameAnswer,
   showingCall,
   bodiesOf,
   cause,
