@@ -361,27 +361,38 @@ export function assertField(f: Field, bodies: unknown[], what: string): void {
   }
 }
 
+/** An answer, then each of its headers and fields on its own (one request for them all). */
 function describeAnswer(family: ContractFamily, op: Operation, answer: Answer): void {
   const label = `answer ${answer.code}${answer.name ? ` ${answer.name}` : ''} (${answer.status})`;
-  it(label, { skip: family.answersNeed?.(op) ?? false }, async () => {
-    await family.prepareAnswer?.(op);
-    const out = await send(family, op, await family.showingCall(op, answer));
-    family.assertAnswered(op, out, label);
+  const skip = family.answersNeed?.(op) ?? false;
+  let answered: Promise<Outcome> | undefined;
+  const outcome = () =>
+    (answered ??= (async () => {
+      await family.prepareAnswer?.(op);
+      return send(family, op, await family.showingCall(op, answer));
+    })());
+  describe(label, { concurrency: family.concurrency ?? 1 }, () => {
+    it('is answered', { skip }, async () => family.assertAnswered(op, await outcome(), label));
     for (const h of answer.headers ?? []) {
-      const value = out.headers?.get(h.name);
-      if (h.status === 'not-served') assert.equal(value, null, `${label}: header ${h.name} is marked not served, yet sent`);
-      else assert.equal(typeof value, 'string', `${label}: header ${h.name}`);
-      if (h.status === 'served' && h.const !== undefined) assert.equal(value, h.const, `${label}: header ${h.name}`);
+      it(`header ${h.name} (${h.status})`, { skip }, async () => {
+        const value = (await outcome()).headers?.get(h.name);
+        if (h.status === 'not-served') assert.equal(value, null, `${label}: header ${h.name} is marked not served, yet sent`);
+        else assert.equal(typeof value, 'string', `${label}: header ${h.name}`);
+        if (h.status === 'served' && h.const !== undefined) assert.equal(value, h.const, `${label}: header ${h.name}`);
+      });
     }
     for (const f of answer.fields) {
-      // A frame's status value is served when some frame carries it.
-      if (f.name === 'status' && answer.code === 'frame') {
-        for (const v of f.values ?? []) {
-          const seen = out.frames.some((m) => m.status === v.value);
-          assert.equal(seen, v.status !== 'not-served', `${label}: a ${String(v.value)} frame (${v.status})`);
+      it(`${f.name} (${f.status})`, { skip }, async () => {
+        const out = await outcome();
+        // A frame's status value is served when some frame carries it.
+        if (f.name === 'status' && answer.code === 'frame') {
+          for (const v of f.values ?? []) {
+            const seen = out.frames.some((m) => m.status === v.value);
+            assert.equal(seen, v.status !== 'not-served', `${label}: a ${String(v.value)} frame (${v.status})`);
+          }
         }
-      }
-      assertField(f, family.bodiesOf(answer, out, f.frames), label);
+        assertField(f, family.bodiesOf(answer, out, f.frames), label);
+      });
     }
   });
 }
