@@ -47,6 +47,8 @@ export interface Parameter extends Field {
   maxLength?: number;
   pattern?: string;
   minItems?: number;
+  /** For a comma-separated string: its most entries. */
+  maxItems?: number;
 }
 
 export interface Answer extends Judged {

@@ -108,6 +108,15 @@ function refName(node, doc) {
   return name;
 }
 
+/**
+ * Bounds a document states only in a parameter's prose, each with the sentence that says it: a
+ * comma-separated list's most entries (`maxItems` of a string counts its entries).
+ */
+const PROSE_BOUNDS = [
+  { says: /Up to ([\d,]+) keywords per session/, bound: 'maxItems' },
+  { says: /Max ([\d,]+) keywords per session/, bound: 'maxItems' },
+];
+
 /** One field: its type and value space, as the document states them. */
 function describe(schema, deref, extra = {}) {
   const s = deref(schema) ?? {};
@@ -116,6 +125,10 @@ function describe(schema, deref, extra = {}) {
   for (const key of CONSTRAINTS) if (s[key] !== undefined) out[key] = s[key];
   if (s.deprecated) out.deprecated = true;
   if (s.enum) out.values = s.enum.map((value) => ({ value }));
+  for (const { says, bound } of PROSE_BOUNDS) {
+    const stated = says.exec(s.description ?? '')?.[1];
+    if (stated && out[bound] === undefined) out[bound] = Number(stated.replaceAll(',', ''));
+  }
   // A frame field's description says which frames carry it: (present on `status: "chunk"` frames).
   const on = /present on `status: "([a-z_]+)"` frames/.exec(s.description ?? '')?.[1];
   if (on) out.frames = on;

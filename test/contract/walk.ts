@@ -240,6 +240,7 @@ export function ruledOut(p: Parameter): { value: unknown; why: string }[] {
   if (p.maxLength !== undefined) out.push({ value: 'a'.repeat(p.maxLength + 1), why: 'longer than maxLength' });
   if (p.minLength) out.push({ value: '', why: 'shorter than minLength' });
   if (p.pattern) out.push({ value: 'not allowed!', why: 'not matching the pattern' });
+  if (p.maxItems !== undefined) out.push({ value: entries(p, p.maxItems + 1), why: 'more entries than maxItems' });
   // A form field or a query parameter is text whatever it says: only its other types can be wrong.
   if (p.in === 'form' || (p.in === 'query' && p.type === 'string')) return out;
   const wrongType: Record<string, unknown> = { string: 12345, integer: 'fast', number: 'fast', boolean: 'yes', array: 'not-an-array', object: 'not-an-object' };
@@ -253,7 +254,14 @@ function withinBounds(p: Parameter): unknown[] {
   if (p.minimum !== undefined) out.push(p.minimum);
   if (p.maximum !== undefined) out.push(p.maximum);
   if (p.maxLength !== undefined && p.pattern) out.push('a'.repeat(p.maxLength));
+  if (p.maxItems !== undefined) out.push(entries(p, p.maxItems));
   return out;
+}
+
+/** `count` distinct entries: an array, or for a string a comma-separated list. */
+function entries(p: Parameter, count: number): unknown {
+  const list = Array.from({ length: count }, (_, i) => `entry${i}`);
+  return p.type === 'string' ? list.join(',') : list;
 }
 
 function assertValue(family: ContractFamily, status: Status, op: Operation, p: Parameter, value: unknown, out: Outcome, what: string): void {
