@@ -1,7 +1,8 @@
 /**
- * The service's published speech contract as test/contract/waves-speech.json lists it (derived by
- * scripts/contract/derive.mjs), with Parley's status of every item: its types, the walk over its
- * items, and the counts. Read by the contract test and by the compatibility page's generator.
+ * The service's published contracts as test/contract/waves-speech.json and waves-transcription.json
+ * list them (derived by scripts/contract/derive.mjs), with Parley's status of every item: their
+ * types, the walk over their items, and the counts. Read by the contract tests and by the
+ * compatibility page's generator.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -35,7 +36,10 @@ export interface Field extends Judged {
 }
 
 export interface Parameter extends Field {
-  in: 'body' | 'form' | 'query' | 'header' | 'path' | 'message';
+  /** `content`: one of several documented body types, named by its content type. */
+  in: 'body' | 'form' | 'query' | 'header' | 'path' | 'message' | 'content';
+  /** For a body field of one of several body types: the type whose body carries it. */
+  contentType?: string;
   default?: unknown;
   minimum?: number;
   maximum?: number;
@@ -43,6 +47,8 @@ export interface Parameter extends Field {
   maxLength?: number;
   pattern?: string;
   minItems?: number;
+  /** For a comma-separated string: its most entries. */
+  maxItems?: number;
 }
 
 export interface Answer extends Judged {
@@ -75,10 +81,14 @@ export interface Contract {
   notOffered: Operation[];
 }
 
-export const contractPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'contract', 'waves-speech.json');
+/** The contracts, each in its own list. */
+export const CONTRACT_NAMES = ['speech', 'transcription'] as const;
+export type ContractName = (typeof CONTRACT_NAMES)[number];
 
-export function loadContract(file = contractPath): Contract {
-  return JSON.parse(readFileSync(file, 'utf8')) as Contract;
+export const contractPath = (name: ContractName): string => path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'contract', `waves-${name}.json`);
+
+export function loadContract(name: ContractName): Contract {
+  return JSON.parse(readFileSync(contractPath(name), 'utf8')) as Contract;
 }
 
 /** A judged item with a readable key; an enum value's parent is its parameter or field (whose `missing` may speak for it). */
@@ -109,9 +119,16 @@ export function allJudgedItems(contract: Contract): JudgedItem[] {
   return [...contract.operations, ...contract.notOffered].flatMap(judgedItems);
 }
 
-/** How many items have each status. */
-export function statusCounts(contract: Contract): Record<Status | 'unreviewed', number> {
+export type StatusCounts = Record<Status | 'unreviewed', number>;
+
+/** How many of the items have each status. */
+export function countStatuses(items: JudgedItem[]): StatusCounts {
   const counts = { served: 0, partial: 0, 'not-served': 0, unreviewed: 0 };
-  for (const { item } of allJudgedItems(contract)) counts[item.status] += 1;
+  for (const { item } of items) counts[item.status] += 1;
   return counts;
+}
+
+/** How many items of a contract have each status. */
+export function statusCounts(contract: Contract): StatusCounts {
+  return countStatuses(allJudgedItems(contract));
 }

@@ -1,8 +1,8 @@
 /**
- * Derives the machine-readable speech contract of the hosted service from its published documents,
- * and writes it where the contract test and docs/compatibility.md read it.
+ * Derives the machine-readable contracts of the hosted service (speech, transcription) from its
+ * published documents, and writes them where the contract tests and docs/compatibility.md read them.
  *
- *   node scripts/contract/derive.mjs <checkout of smallest-inc/smallest-ai-documentation> [out.json]
+ *   node scripts/contract/derive.mjs <checkout of smallest-inc/smallest-ai-documentation> [speech|transcription]
  *
  * The checkout's HEAD commit is recorded in the output. Parley's status of every item (`status`,
  * and `missing` for what a partly served item lacks) is a judgement, not a fact of the documents:
@@ -18,7 +18,7 @@ import { parse } from 'yaml';
 const REPOSITORY = 'smallest-inc/smallest-ai-documentation';
 const WAVES = 'fern/apis/waves';
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const DEFAULT_OUT = path.join(here, '..', '..', 'test', 'contract', 'waves-speech.json');
+const contractFile = (name) => path.join(here, '..', '..', 'test', 'contract', `waves-${name}.json`);
 
 /** The documents whose operations are listed with their parameters, responses and errors. */
 const SPEECH_DOCUMENTS = [
@@ -37,6 +37,19 @@ const OTHER_DOCUMENTS = [
   { file: 'openapi/waves-analytics-openapi.yaml', product: 'usage analytics' },
   { file: 'asyncapi/hydra-ws.yaml', product: 'speech-to-speech (Hydra)' },
 ];
+
+const TRANSCRIPTION_DOCUMENTS = [
+  { file: 'openapi/stt-openapi.yaml' },
+  { file: 'openapi/pulse-stt-openapi.yaml', overrides: 'openapi/pulse-stt-openapi-overrides.yaml' },
+  { file: 'asyncapi/stt-live-ws.yaml' },
+  { file: 'asyncapi/pulse-stt-ws.yaml', overrides: 'asyncapi/pulse-stt-ws-overrides.yml' },
+];
+
+/** Each contract: its documents, and those of products not offered (listed in the speech contract only). */
+export const CONTRACTS = {
+  speech: { documents: SPEECH_DOCUMENTS, other: OTHER_DOCUMENTS, out: contractFile('speech') },
+  transcription: { documents: TRANSCRIPTION_DOCUMENTS, other: [], out: contractFile('transcription') },
+};
 
 /**
  * waves-api-overrides.yaml adds the model-named synthesis routes with only their `output_format`;
@@ -71,15 +84,38 @@ function load(root, file, overrides) {
   return overrides ? merge(doc, parse(readFileSync(path.join(root, WAVES, overrides), 'utf8'))) : doc;
 }
 
+/** The node a local `$ref` (`#/components/schemas/Word`) points at. */
+function at(doc, ref) {
+  return ref.slice(2).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((node, key) => node?.[key], doc);
+}
+
 function resolver(doc) {
-  const at = (ref) => ref.slice(2).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~')).reduce((node, key) => node?.[key], doc);
   const deref = (node) => {
     let n = node;
-    for (let i = 0; n && n.$ref && i < 10; i++) n = { ...at(n.$ref), ...Object.fromEntries(Object.entries(n).filter(([k]) => k !== '$ref')) };
+    for (let i = 0; n && n.$ref && i < 10; i++) n = { ...at(doc, n.$ref), ...Object.fromEntries(Object.entries(n).filter(([k]) => k !== '$ref')) };
     return n;
   };
   return deref;
 }
+
+/** The name a node's `$ref` chain ends at (`#/components/schemas/AsyncAccepted` → AsyncAccepted). */
+function refName(node, doc) {
+  let name;
+  for (let n = node, i = 0; n?.$ref && i < 10; i++) {
+    name = n.$ref.split('/').at(-1);
+    n = at(doc, n.$ref);
+  }
+  return name;
+}
+
+/**
+ * Bounds a document states only in a parameter's prose, each with the sentence that says it: a
+ * comma-separated list's most entries (`maxItems` of a string counts its entries).
+ */
+const PROSE_BOUNDS = [
+  { says: /Up to ([\d,]+) keywords per session/, bound: 'maxItems' },
+  { says: /Max ([\d,]+) keywords per session/, bound: 'maxItems' },
+];
 
 /** One field: its type and value space, as the document states them. */
 function describe(schema, deref, extra = {}) {
@@ -89,6 +125,10 @@ function describe(schema, deref, extra = {}) {
   for (const key of CONSTRAINTS) if (s[key] !== undefined) out[key] = s[key];
   if (s.deprecated) out.deprecated = true;
   if (s.enum) out.values = s.enum.map((value) => ({ value }));
+  for (const { says, bound } of PROSE_BOUNDS) {
+    const stated = says.exec(s.description ?? '')?.[1];
+    if (stated && out[bound] === undefined) out[bound] = Number(stated.replaceAll(',', ''));
+  }
   // A frame field's description says which frames carry it: (present on `status: "chunk"` frames).
   const on = /present on `status: "([a-z_]+)"` frames/.exec(s.description ?? '')?.[1];
   if (on) out.frames = on;
@@ -146,12 +186,17 @@ function openApiOperations(doc, source) {
         const param = deref(p);
         return describe(param.schema ?? {}, deref, { name: param.name, in: param.in, ...(param.required ? { required: true } : {}) });
       });
-      let body = op.requestBody?.content ?? {};
+      const bodies = Object.entries(op.requestBody?.content ?? {});
       const modelName = route.match(/^\/waves\/v1\/([^/]+)\/(get_speech|stream)$/)?.[1];
-      const [contentType, media] = Object.entries(body)[0] ?? [];
+      const [contentType, media] = bodies[0] ?? [];
       let bodySchema = media?.schema;
       if (modelName && MODEL_ROUTE_BODIES[modelName]) bodySchema = merge(deref({ $ref: `#/components/schemas/${MODEL_ROUTE_BODIES[modelName]}` }), deref(bodySchema ?? {}));
-      if (bodySchema) parameters.push(...bodyParameters(bodySchema, deref, contentType === 'multipart/form-data' ? 'form' : 'body'));
+      if (bodies.length > 1) {
+        // A body documented in several content types: each type is an item, and each object body's
+        // fields are parameters of the requests of that type.
+        for (const [type, m] of bodies) parameters.push(describe(m.schema ?? {}, deref, { name: type, in: 'content' }));
+        for (const [type, m] of bodies) parameters.push(...bodyParameters(m.schema, deref, 'body').map((p) => ({ ...p, contentType: type })));
+      } else if (bodySchema) parameters.push(...bodyParameters(bodySchema, deref, contentType === 'multipart/form-data' ? 'form' : 'body'));
       const responses = [];
       const errors = [];
       for (const [code, response] of Object.entries(op.responses ?? {})) {
@@ -163,6 +208,14 @@ function openApiOperations(doc, source) {
           ...(r.headers ? { headers: Object.entries(r.headers).map(([name, h]) => describe(deref(h).schema ?? {}, deref, { name })) } : {}),
           fields: entries[0] ? fieldsOf(entries[0][1].schema, deref) : [],
         };
+        // A body of one of several shapes: each shape is an answer of its own, named after its schema.
+        const variants = entries[0] && (deref(entries[0][1].schema)?.anyOf ?? deref(entries[0][1].schema)?.oneOf);
+        if (variants) {
+          for (const variant of variants) {
+            (Number(code) < 400 ? responses : errors).push({ code, name: refName(variant, doc), contentType: entries[0][0], fields: fieldsOf(variant, deref) });
+          }
+          continue;
+        }
         if (entries[0]?.[0] === 'text/event-stream') {
           for (const frame of sseFrames(entries[0][1].example ?? entries[0][1].schema?.example)) {
             (Number(code) < 400 ? responses : errors).push({ code, name: `event ${frame.event}${frame.fields.some((f) => f.const === true) ? ' (last)' : ''}`, contentType: 'text/event-stream', fields: frame.fields });
@@ -199,19 +252,30 @@ function asyncApiOperations(doc, source) {
       in: (p?.location ?? '').startsWith('$message.header') ? 'header' : 'query',
       type: 'string',
     }));
+    parameters.push(...queryParameters(doc, channel, deref));
     const sends = [];
     const receives = [];
     for (const op of Object.values(doc.operations ?? {})) {
       if (deref(op.channel)?.address !== channel.address) continue;
-      for (const m of op.messages ?? []) (op.action === 'send' ? sends : receives).push(deref(m));
+      for (const m of op.messages ?? []) (op.action === 'send' ? sends : receives).push({ ...deref(m), name: deref(m).name ?? refName(m, doc) });
     }
     for (const { says, parameter } of PROSE_PARAMETERS[`WS ${channel.address}`] ?? []) {
       if (!String(channel.description ?? '').includes(says)) throw new Error(`${source}: the channel no longer says "${says}"`);
       parameters.push(parameter);
     }
-    for (const m of sends) parameters.push(...bodyParameters(m.payload, deref, 'message'));
-    const frames = receives.map((m) => ({ name: m.name, fields: fieldsOf(m.payload, deref) }));
+    const messageParameters = [];
+    for (const m of sends) {
+      // Audio goes in binary frames: one item, whatever the document calls the message.
+      if (deref(m.payload)?.format === 'binary') messageParameters.push({ name: 'audio', in: 'message', type: 'string', format: 'binary' });
+      else messageParameters.push(...bodyParameters(m.payload, deref, 'message'));
+    }
+    parameters.push(...mergeByName(messageParameters));
+    // A message the server sends only on failure is an error answer.
+    const isError = (m) => /error/i.test(m.name ?? '');
+    const frames = receives.filter((m) => !isError(m)).map((m) => ({ name: m.name, fields: fieldsOf(m.payload, deref) }));
     const errorSchema = doc.components?.schemas?.ErrorResponse;
+    const errorFrames = receives.filter(isError).map((m) => ({ code: 'frame', name: m.name, contentType: 'application/json', fields: fieldsOf(m.payload, deref) }));
+    if (errorSchema) errorFrames.push({ code: 'frame', name: 'ErrorResponse', contentType: 'application/json', fields: fieldsOf(errorSchema, deref) });
     operations.push({
       id: `WS ${channel.address}`,
       document: `${WAVES}/${source}`,
@@ -221,10 +285,51 @@ function asyncApiOperations(doc, source) {
       summary: (doc.info?.title ?? '').trim(),
       parameters,
       responses: frames.map((f) => ({ code: 'frame', name: f.name, contentType: 'application/json', fields: f.fields })),
-      errors: errorSchema ? [{ code: 'frame', name: 'ErrorResponse', contentType: 'application/json', fields: fieldsOf(errorSchema, deref) }] : [],
+      errors: errorFrames,
     });
   }
   return operations;
+}
+
+/**
+ * Parameters of the same name (the `type` of several control messages, a query parameter that
+ * two servers of one path list) as one item: the first one's description, every value either
+ * gives, and what the first leaves unsaid taken from the others.
+ */
+function mergeByName(parameters) {
+  const byName = new Map();
+  for (const p of parameters) {
+    const seen = byName.get(p.name);
+    if (!seen) {
+      byName.set(p.name, { ...p });
+      continue;
+    }
+    for (const [key, value] of Object.entries(p)) if (key !== 'values' && seen[key] === undefined) seen[key] = value;
+    if (p.values) {
+      const values = seen.values ?? [];
+      for (const v of p.values) if (!values.some((w) => w.value === v.value)) values.push(v);
+      seen.values = values;
+    }
+  }
+  return [...byName.values()];
+}
+
+/**
+ * The query parameters of a channel's connection, from the WebSocket bindings of the servers at
+ * its address: the servers the channel names first (an override points the channel at its own),
+ * then the others, merged by name.
+ */
+function queryParameters(doc, channel, deref) {
+  const named = (channel.servers ?? []).map((ref) => ref.$ref?.split('/').at(-1));
+  const servers = Object.entries(doc.servers ?? {})
+    .filter(([name, server]) => named.includes(name) || server.pathname === channel.address)
+    .sort(([a], [b]) => Number(!named.includes(a)) - Number(!named.includes(b)));
+  const parameters = [];
+  for (const [, server] of servers) {
+    const query = deref(server.bindings?.ws?.query);
+    if (query?.properties) parameters.push(...bodyParameters(query, deref, 'query'));
+  }
+  return mergeByName(parameters);
 }
 
 function otherOperations(doc, source, product) {
@@ -315,29 +420,33 @@ export function formatContract(value, indent = '') {
   return `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${formatContract(v, inner)}`).join(',\n')}\n${indent}}`;
 }
 
-export function derive(root, out) {
+export function derive(root, name, out = CONTRACTS[name].out) {
+  const { documents, other } = CONTRACTS[name];
   const commit = execFileSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
   const statuses = previousStatuses(out);
-  const operations = SPEECH_DOCUMENTS.flatMap(({ file, overrides }) => {
+  const operations = documents.flatMap(({ file, overrides }) => {
     const doc = load(root, file, overrides);
     return doc.asyncapi ? asyncApiOperations(doc, file) : openApiOperations(doc, file);
   }).map((op) => annotate(op, statuses));
-  const notOffered = OTHER_DOCUMENTS.flatMap(({ file, product }) => otherOperations(load(root, file), file, product)).map((op) => annotate(op, statuses));
+  const notOffered = other.flatMap(({ file, product }) => otherOperations(load(root, file), file, product)).map((op) => annotate(op, statuses));
   return {
     $comment:
       'Derived by `node scripts/contract/derive.mjs <checkout of the repository>` from the documents named here, keeping the statuses: edit only status (served, partial, not-served) and missing (what a partial item lacks), then run `npm run docs:compatibility`.',
-    source: { repository: REPOSITORY, commit, documents: [...SPEECH_DOCUMENTS, ...OTHER_DOCUMENTS].map((d) => `${WAVES}/${d.file}`) },
+    source: { repository: REPOSITORY, commit, documents: [...documents, ...other].map((d) => `${WAVES}/${d.file}`) },
     operations,
     notOffered,
   };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [root, out = DEFAULT_OUT] = process.argv.slice(2);
-  if (!root) {
-    console.error('usage: node scripts/contract/derive.mjs <checkout of smallest-inc/smallest-ai-documentation> [out.json]');
+  const [root, ...names] = process.argv.slice(2);
+  if (!root || names.some((n) => !CONTRACTS[n])) {
+    console.error('usage: node scripts/contract/derive.mjs <checkout of smallest-inc/smallest-ai-documentation> [speech|transcription ...]');
     process.exit(2);
   }
-  writeFileSync(out, formatContract(derive(root, out)) + '\n');
-  console.log(`wrote ${out}`);
+  for (const name of names.length ? names : Object.keys(CONTRACTS)) {
+    const { out } = CONTRACTS[name];
+    writeFileSync(out, formatContract(derive(root, name, out)) + '\n');
+    console.log(`wrote ${out}`);
+  }
 }
