@@ -132,11 +132,13 @@ describe('keyword intensifiers and casing', () => {
   });
 
   it("the transcript writes each keyword's words in the keyword's casing, marks kept", () => {
-    const keywords = parseKeywords('Blackwell:2,Jensen Huang,CUDA,iPhone,the,blackwell');
-    const words = ['THE', 'BLACKWELL', 'chip,', 'jensen', 'HUANG.', 'Cuda', 'iphone', 'BLACK'].map((word, i) => ({ word, start: i, end: i + 0.5 }));
-    assert.deepEqual(applyKeywordCasing(words, keywords).map((w) => w.word), ['the', 'Blackwell', 'chip,', 'Jensen', 'Huang.', 'CUDA', 'iPhone', 'BLACK']);
+    const keywords = parseKeywords('blackwell,Blackwell:2,Jensen Huang,CUDA,iPhone,the,Sonnet');
+    const words = ['THE', 'BLACKWELL', 'chip,', 'jensen', 'HUANG.', 'Cuda', 'iphone', 'BLACK', '"sonnet"'].map((word, i) => ({ word, start: i, end: i + 0.5 }));
+    assert.deepEqual(applyKeywordCasing(words, keywords).map((w) => w.word), ['THE', 'Blackwell', 'chip,', 'Jensen', 'Huang.', 'CUDA', 'iPhone', 'BLACK', '"Sonnet"']);
     assert.deepEqual(applyKeywordCasing(words, keywords)[1], { word: 'Blackwell', start: 1, end: 1.5 }, 'times kept');
-    assert.equal(applyKeywordCasingToText('The blackwell rollout', keywords), 'The Blackwell rollout', 'a lower-case keyword leaves a sentence start capitalised');
+    assert.equal(applyKeywordCasingToText('The blackwell rollout', keywords), 'The Blackwell rollout', 'a lower-case keyword leaves the sentence start capitalised');
+    assert.equal(applyKeywordCasingToText('THE SECURITY CODE', parseKeywords('security code')), 'THE SECURITY CODE', 'lower-case keywords ask for no casing');
+    assert.equal(applyKeywordCasingToText('THE SONNET', keywordsFromPrompt('Read the Sonnet')), 'THE SONNET', "an OpenAI prompt's words are boosted only");
     assert.equal(applyKeywordCasingToText('THE BLACKWELL', undefined), 'THE BLACKWELL');
   });
 

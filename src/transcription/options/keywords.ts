@@ -8,11 +8,13 @@
  * each at most MAX_KEYWORD_LENGTH characters, the whole list at most MAX_KEYWORDS_CHARACTERS, and
  * intensifiers from 0 (listed, never boosted) to MAX_INTENSIFIER.
  *
- * Case: matching is case-sensitive in the sense that the keyword's casing is what the transcript
- * shows. The recogniser is asked for the keyword as its vocabulary spells it (an all-capitals
- * vocabulary gets it in capitals), and where the transcript then holds the keyword's words, in
- * any case, they are written as the keyword writes them (applyKeywordCasing). Two keywords that
- * differ only in case boost the same sounds; the first one listed gives the casing.
+ * Case: the keyword's casing is what the transcript shows. The recogniser is asked for the keyword
+ * as its vocabulary spells it (an all-capitals vocabulary gets it in capitals), and where the
+ * transcript then holds a word of a keyword written with capitals (Blackwell, NVIDIA, iPhone), in
+ * any case, it is written as the keyword writes it (applyKeywordCasing). A keyword all in lower
+ * case leaves the transcript's own casing: sentence case, or an all-capitals recogniser's output.
+ * Two keywords that differ only in case boost the same sounds; the first one listed with
+ * capitals gives the casing.
  */
 import type { Hotword } from '../../engines/types.js';
 import { InvalidRequestError } from '../../errors.js';
@@ -22,6 +24,8 @@ export interface Keyword {
   word: string;
   /** How strongly to favour it, on the service's intensifier scale. */
   weight: number;
+  /** false: boosted only, the transcript keeps its own casing (the words of an OpenAI prompt, which is prose). */
+  casing?: false;
 }
 
 export const MAX_KEYWORDS = 10_000;
@@ -96,7 +100,7 @@ export function keywordsFromPrompt(prompt: string): Keyword[] {
     const key = word.toLowerCase();
     if (word.length < 3 || seen.has(key)) continue;
     seen.add(key);
-    out.push({ word, weight: DEFAULT_INTENSIFIER });
+    out.push({ word, weight: DEFAULT_INTENSIFIER, casing: false });
     if (out.length === MAX_PROMPT_KEYWORDS) break;
   }
   return out;
@@ -109,21 +113,21 @@ const wordKey = (word: string) => word.toLowerCase().replace(/[^\p{L}\p{N}'’]/
 function keywordSpellings(keywords: readonly Keyword[]): Map<string, string> {
   const spellings = new Map<string, string>();
   for (const k of keywords) {
+    if (k.casing === false) continue;
     for (const word of k.word.split(' ')) {
       const key = wordKey(word);
-      if (key && !spellings.has(key)) spellings.set(key, word.replace(/[.]+$/, ''));
+      // A word in lower case asks for no casing: it would only break up all-capitals output.
+      if (key && !spellings.has(key) && /\p{Lu}/u.test(word)) spellings.set(key, word.replace(/[.]+$/, ''));
     }
   }
   return spellings;
 }
 
-/** One word in the keyword's casing, marks around it kept; a lower-case keyword leaves a capitalised word (a sentence's first) as it is. */
+/** One word in the keyword's casing, marks around it kept. */
 function recased(word: string, spellings: Map<string, string>): string {
   const [, before, core, after] = /^([^\p{L}\p{N}]*)(.*?)([^\p{L}\p{N}]*)$/u.exec(word)!;
   const spelling = spellings.get(wordKey(core!));
-  if (spelling === undefined || spelling === core) return word;
-  if (!/\p{Lu}/u.test(spelling) && /^\p{Lu}[^\p{Lu}]*$/u.test(core!)) return word;
-  return `${before}${spelling}${after}`;
+  return spelling === undefined || spelling === core ? word : `${before}${spelling}${after}`;
 }
 
 /**
