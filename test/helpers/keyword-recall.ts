@@ -45,7 +45,7 @@ export interface KeywordClip {
   unspoken: string[];
 }
 
-/** Decodes text into normalised words. */
+/** A decode of the audio, keywords given as `keywords` takes them; returns the transcript. */
 export type Transcribe = (audio: PcmAudio, keywords?: Array<{ word: string; weight: number }>) => Promise<string>;
 
 export async function loadKeywordClips(entries: CorpusEntry[], transcribe: Transcribe): Promise<KeywordClip[]> {
