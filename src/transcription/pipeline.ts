@@ -26,7 +26,7 @@ import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } fro
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
 import { applyTextOptionsWithModels, textOptionsFor, type RequestedTextOptions } from './options/apply.js';
-import type { Keyword } from './options/keywords.js';
+import { applyKeywordCasing, hotwordsOf, type Keyword } from './options/keywords.js';
 import type { Utterance, Word } from './types.js';
 import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
 
@@ -139,7 +139,7 @@ export async function transcribeAudio(
   }
 
   const wantsKeywords = (options.keywords?.length ?? 0) > 0;
-  const hotwords = wantsKeywords && recognizer.supportsHotwords ? options.keywords!.map((k) => ({ phrase: k.word, score: k.weight })) : undefined;
+  const hotwords = wantsKeywords && recognizer.supportsHotwords ? hotwordsOf(options.keywords!) : undefined;
   const windows: RecognizedWindow[] = [];
   let words: TimedWord[] = [];
   /** Recognises one window and joins its words to those before it (stitched where the two overlap). */
@@ -214,6 +214,8 @@ export async function transcribeAudio(
   const textOptions = textOptionsFor(options.text, textLanguage(options.language, recognizer), pause);
   const text = textOptions ? await applyTextOptionsWithModels(inAudio, textOptions, { punctuator: engines.punctuator, signal }) : undefined;
   if (text) inAudio = text.words;
+  // Last, so that sentence case and the lowering of all-capitals output leave the keywords' casing be.
+  if (wantsKeywords) inAudio = applyKeywordCasing(inAudio, options.keywords);
   const segments = segmentsOf(speech, inAudio, windows).map(inFile);
   const labelled = diarization ? assignSpeakers(inAudio, await diarization) : labelSingleSpeaker(inAudio);
   const utterances = buildUtterances(labelled, pause);

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidRequestError } from '../../src/errors.js';
 import { applyTextOptions, applyTextOptionsToUtterance, textOptionsFor, type TextOptions } from '../../src/transcription/options/apply.js';
-import { keywordsFromPrompt, parseKeywords } from '../../src/transcription/options/keywords.js';
+import { applyKeywordCasing, applyKeywordCasingToText, hotwordBoost, hotwordsOf, keywordsFromPrompt, parseKeywords } from '../../src/transcription/options/keywords.js';
+import { applyToLiveTranscript, liveTranscriptionOptions } from '../../src/transcription/options/live.js';
 import { luhnValid } from '../../src/transcription/options/redact.js';
 
 const off: TextOptions = { language: 'en', numerals: false, format: false, redactPci: false, redactPii: false, pauseSeconds: 0.8 };
@@ -95,20 +96,58 @@ describe('text options', () => {
     assert.deepEqual(live.words, []);
   });
 
-  it('keywords: word:weight entries within bounds, each broken rule named', () => {
-    assert.deepEqual(parseKeywords('Parley:3, speech server:1.5,Anna'), [
+  it('keywords: word:intensifier entries within bounds, default intensifier 1, each broken rule named', () => {
+    assert.deepEqual(parseKeywords('Parley:3, speech server:1.5,Anna,NVIDIA:0,smiling:26'), [
       { word: 'Parley', weight: 3 },
       { word: 'speech server', weight: 1.5 },
-      { word: 'Anna', weight: 2 },
+      { word: 'Anna', weight: 1 },
+      { word: 'NVIDIA', weight: 0 },
+      { word: 'smiling', weight: 26 },
     ]);
     const rejects = (value: string, rule: RegExp) => assert.throws(() => parseKeywords(value), (e: unknown) => e instanceof InvalidRequestError && rule.test(e.message));
-    rejects('a:0', /greater than 0 and at most 10/);
-    rejects('a:11', /at most 10/);
-    rejects('a:x', /greater than 0/);
+    rejects('a:-1', /numbers from 0 to 100 \(got "-1" for "a"\)/);
+    rejects('a:101', /from 0 to 100/);
+    rejects('a:x', /from 0 to 100/);
     rejects('a,,b', /no empty entry/);
-    rejects('x'.repeat(51), /1 to 50 characters/);
+    rejects('x'.repeat(101), /1 to 100 characters/);
     rejects('<script>', /only letters/);
-    rejects(Array.from({ length: 101 }, (_, i) => `w${i}`).join(','), /at most 100 entries/);
+    const list = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(',');
+    assert.equal(parseKeywords(list(10_000)).length, 10_000, 'up to 10,000 keywords');
+    rejects(list(10_001), /at most 10000 entries \(got 10001\)/);
+    rejects(Array.from({ length: 2_000 }, () => 'x'.repeat(100)).join(','), /at most 200000 characters in all/);
     assert.deepEqual(keywordsFromPrompt('Names: Siobhan, Parley and Siobhan.').map((k) => k.word), ['Names', 'Siobhan', 'Parley', 'and']);
+  });
+});
+
+describe('keyword intensifiers and casing', () => {
+  it('an intensifier becomes a boost that grows through 1 to 3 and stops growing above 5', () => {
+    const boosts = [0.5, 1, 2, 3, 5, 8, 20, 100].map(hotwordBoost);
+    for (let i = 1; i < boosts.length; i++) assert.ok(boosts[i]! >= boosts[i - 1]!, `never falls: ${boosts.join(', ')}`);
+    assert.ok(boosts[1]! < boosts[2]! && boosts[2]! < boosts[3]!, 'rises through the working range');
+    assert.ok(hotwordBoost(100) <= 3 && hotwordBoost(100) - hotwordBoost(5) < 0.01, `saturates: 5 → ${hotwordBoost(5)}, 100 → ${hotwordBoost(100)}`);
+    assert.deepEqual(hotwordsOf(parseKeywords('Blackwell,Jensen Huang:2,NVIDIA:0')), [
+      { phrase: 'Blackwell', score: hotwordBoost(1) },
+      { phrase: 'Jensen Huang', score: hotwordBoost(2) },
+    ], 'intensifier 0: listed, not boosted');
+  });
+
+  it("the transcript writes each keyword's words in the keyword's casing, marks kept", () => {
+    const keywords = parseKeywords('blackwell,Blackwell:2,Jensen Huang,CUDA,iPhone,the,Sonnet');
+    const words = ['THE', 'BLACKWELL', 'chip,', 'jensen', 'HUANG.', 'Cuda', 'iphone', 'BLACK', '"sonnet"'].map((word, i) => ({ word, start: i, end: i + 0.5 }));
+    assert.deepEqual(applyKeywordCasing(words, keywords).map((w) => w.word), ['THE', 'Blackwell', 'chip,', 'Jensen', 'Huang.', 'CUDA', 'iPhone', 'BLACK', '"Sonnet"']);
+    assert.deepEqual(applyKeywordCasing(words, keywords)[1], { word: 'Blackwell', start: 1, end: 1.5 }, 'times kept');
+    assert.equal(applyKeywordCasingToText('The blackwell rollout', keywords), 'The Blackwell rollout', 'a lower-case keyword leaves the sentence start capitalised');
+    assert.equal(applyKeywordCasingToText('THE SECURITY CODE', parseKeywords('security code')), 'THE SECURITY CODE', 'lower-case keywords ask for no casing');
+    assert.equal(applyKeywordCasingToText('THE SONNET', keywordsFromPrompt('Read the Sonnet')), 'THE SONNET', "an OpenAI prompt's words are boosted only");
+    assert.equal(applyKeywordCasingToText('THE BLACKWELL', undefined), 'THE BLACKWELL');
+  });
+
+  it('a live transcript takes the casing too, after formatting', () => {
+    const message = { transcript: 'GOOD MORNING NVIDIA', words: [{ word: 'GOOD', start: 0, end: 0.3 }, { word: 'MORNING', start: 0.3, end: 0.7 }, { word: 'NVIDIA', start: 0.8, end: 1.2 }], start: 0, end: 1.2, is_final: true };
+    const plain = applyToLiveTranscript(message, liveTranscriptionOptions({ keywords: parseKeywords('NVIDIA,Morning') }, 'en', 0.8));
+    assert.equal(plain.transcript, 'GOOD Morning NVIDIA');
+    assert.deepEqual(plain.words.map((w) => w.word), ['GOOD', 'Morning', 'NVIDIA']);
+    const formatted = applyToLiveTranscript(message, liveTranscriptionOptions({ keywords: parseKeywords('NVIDIA'), format: true }, 'en', 0.8));
+    assert.equal(formatted.transcript, 'Good morning NVIDIA.');
   });
 });

@@ -13,6 +13,13 @@ import { createAddressMatcher } from '../../net/address-policy.js';
 
 type HttpLimits = Config['http'];
 
+/**
+ * A request's URL and headers together at most (Node answers 431 and closes past it). Node's 16 KiB
+ * default cannot carry the live socket's `keywords` list of up to 10,000 names (about 150 KB
+ * URL-encoded); each connection still holds at most this much before its headers are complete.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 256 * 1024;
+
 /** Fastify/Node server options for these limits. */
 export function httpServerOptions(limits: HttpLimits): Partial<FastifyServerOptions> {
   const { headersTimeoutMs, bodyTimeoutMs, keepAliveTimeoutMs } = limits;
@@ -26,6 +33,7 @@ export function httpServerOptions(limits: HttpLimits): Partial<FastifyServerOpti
     trustProxy: limits.trustedProxies.length > 0 ? [...limits.trustedProxies] : false,
     http: {
       headersTimeout: headersTimeoutMs,
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
       // How often Node looks for connections past headersTimeout/requestTimeout (default 30 s).
       connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(Math.min(headersTimeoutMs, bodyTimeoutMs) / 4))),
     },

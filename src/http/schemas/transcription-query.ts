@@ -1,7 +1,7 @@
 /** Query parameters of POST /api/v1/stt/get_text, and of the current layout's POST /waves/v1/stt. */
 import { Type, type Static } from '@sinclair/typebox';
 import { TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
-import { parseKeywords } from '../../transcription/options/keywords.js';
+import { MAX_KEYWORDS, MAX_KEYWORDS_CHARACTERS, parseKeywords } from '../../transcription/options/keywords.js';
 import type { TranscriptionOptions } from '../../transcription/types.js';
 import { StringEnum } from './common.js';
 
@@ -19,8 +19,8 @@ const flag = (description: string) => Type.Optional(StringEnum(['true', 'false']
  */
 export const transcriptionOptionsQuery = {
   keywords: Type.Optional(
-    Type.Union([Type.String({ maxLength: 6000 }), Type.Array(Type.String({ maxLength: 6000 }), { maxItems: 100 })], {
-      description: 'word:weight entries, comma-separated (at most 100, 50 characters each, weights above 0 up to 10)',
+    Type.Union([Type.String({ maxLength: MAX_KEYWORDS_CHARACTERS }), Type.Array(Type.String({ maxLength: MAX_KEYWORDS_CHARACTERS }), { maxItems: MAX_KEYWORDS })], {
+      description: 'word:intensifier entries, comma-separated (at most 10,000, 100 characters each; intensifier 0 to 100, default 1, working range 1 to 3)',
     }),
   ),
   numerals: Type.Optional(StringEnum(['true', 'false', 'auto'], { description: 'Spoken numbers as digits; auto (the default): digits in languages with number rules (English), words elsewhere' })),

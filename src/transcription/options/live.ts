@@ -13,12 +13,15 @@
 import type { Hotword, Punctuator } from '../../engines/types.js';
 import type { TranscriptionOptions } from '../types.js';
 import { applyTextOptionsToUtterance, applyTextOptionsToUtteranceWithModels, textOptionsFor, type TextOptions, type TimedText } from './apply.js';
+import { applyKeywordCasing, applyKeywordCasingToText, hotwordsOf, type Keyword } from './keywords.js';
 
 export interface LiveTranscriptionOptions {
   /** The text options, when any is set. */
   text?: TextOptions;
   /** The keywords as hotwords for the session's recognition streams, when any were given. */
   hotwords?: Hotword[];
+  /** The keywords, whose casing the transcripts take. */
+  keywords?: Keyword[];
   /** With keywords: whether the session's recogniser boosts them (sent as keywords_applied). */
   keywordsApplied?: boolean;
 }
@@ -29,7 +32,10 @@ export function liveTranscriptionOptions(
   pauseSeconds: number,
 ): LiveTranscriptionOptions {
   const out: LiveTranscriptionOptions = {};
-  if (requested.keywords?.length) out.hotwords = requested.keywords.map((k) => ({ phrase: k.word, score: k.weight }));
+  if (requested.keywords?.length) {
+    out.hotwords = hotwordsOf(requested.keywords);
+    out.keywords = requested.keywords;
+  }
   // With "multi" the language is only known after recognition: English number rules, the only ones so far.
   const text = textOptionsFor(requested, language === 'multi' ? 'en' : language, pauseSeconds);
   if (text) out.text = text;
@@ -48,7 +54,7 @@ type LiveFields<W> = { transcript: string; words: W[]; redacted_entities?: strin
  * too: the number may be unfinished, and its final form decides what it is. Formatting is the rules'.
  */
 export function applyToLiveTranscript<W extends TimedText>(message: LiveMessage<W>, options: LiveTranscriptionOptions): LiveFields<W> {
-  if (!options.text) return { transcript: message.transcript, words: message.words, ...keywordsField(options) };
+  if (!options.text) return liveFields(message, options);
   const redacting = options.text.redactPci || options.text.redactPii;
   const text = redacting && !message.is_final ? { ...options.text, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : options.text;
   return liveFields(applyTextOptionsToUtterance(message, text), options);
@@ -72,10 +78,11 @@ function keywordsField(options: LiveTranscriptionOptions): { keywords_applied?: 
   return options.keywordsApplied === undefined ? {} : { keywords_applied: options.keywordsApplied };
 }
 
-function liveFields<W>(applied: { transcript: string; words: W[]; redactedEntities?: string[] }, options: LiveTranscriptionOptions): LiveFields<W> {
+/** The message's fields, the keywords' casing put on its words last (after sentence case). */
+function liveFields<W extends TimedText>(applied: { transcript: string; words: W[]; redactedEntities?: string[] }, options: LiveTranscriptionOptions): LiveFields<W> {
   return {
-    transcript: applied.transcript,
-    words: applied.words,
+    transcript: applyKeywordCasingToText(applied.transcript, options.keywords),
+    words: applyKeywordCasing(applied.words, options.keywords),
     ...(applied.redactedEntities ? { redacted_entities: applied.redactedEntities } : {}),
     ...keywordsField(options),
   };

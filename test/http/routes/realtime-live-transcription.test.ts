@@ -154,7 +154,7 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
       ['model=pulse-ultra', 'model must be one of stt, pulse, pulse-pro'],
       ['numerals=yes', 'numerals must be one of true, false, auto'],
       ['endpointing=1', 'endpointing must be one of true, false'],
-      ['keywords=NVIDIA:0', 'keyword weights must be numbers greater than 0 and at most 10 (got "0" for "NVIDIA")'],
+      ['keywords=NVIDIA:-1', 'keyword intensifiers must be numbers from 0 to 100 (got "-1" for "NVIDIA")'],
       ['eou_timeout_ms=50', 'eou_timeout_ms must be between 100 and 10000'],
       ['language=xx', 'language must be one of'],
     ];

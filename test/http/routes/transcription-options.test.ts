@@ -38,6 +38,12 @@ const RENDERINGS: Rendering[] = [
   { voice: 'en', speed: 140 },
   { voice: 'en+m3', speed: 120 },
 ];
+/** `count` distinct made-up names of letters only ("kwaaa", "kwaab", …), comma-separated. */
+function names(count: number): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  return Array.from({ length: count }, (_, i) => `kw${[2, 1, 0].map((p) => letters[Math.floor(i / 26 ** p) % 26]).join('')}`).join(',');
+}
+
 const CARD_KEYWORDS = 'one,two,three,four,five,six,seven,eight,nine,forty,twelve,twenty,card,number,expiry,security code';
 
 describe('transcription options over HTTP', { skip: NEEDS }, () => {
@@ -238,14 +244,24 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
     assert.match(prompted, /SECURITY CODE/, 'the prompt\'s words are boosted');
   });
 
+  it('takes up to 10,000 keywords in one request, boosting them all', async () => {
+    const res = await s.api(`/api/v1/stt/get_text?keywords=${names(9_999)},security code:2`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: card as Uint8Array<ArrayBuffer> });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.keywords_applied, true);
+    assert.match(body.transcription, /security code/i);
+  });
+
   it('bad keywords are a 400 naming the rule, before any audio is read', async () => {
     const post = async (query: string) => {
       const res = await s.api(`/api/v1/stt/get_text?${query}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: card as Uint8Array<ArrayBuffer> });
       return { res, body: await res.json() };
     };
-    await expectSttError(post('keywords=parley:0'), 400, /greater than 0 and at most 10/);
-    await expectSttError(post(`keywords=${'x'.repeat(60)}:1`), 400, /1 to 50 characters/);
-    await expectSttError(post(`keywords=${Array.from({ length: 101 }, (_, i) => `w${i}`).join(',')}`), 400, /at most 100 entries/);
+    await expectSttError(post('keywords=parley:-1'), 400, /intensifiers must be numbers from 0 to 100/);
+    await expectSttError(post(`keywords=${'x'.repeat(101)}:1`), 400, /1 to 100 characters/);
+    await expectSttError(post(`keywords=${names(10_001)}`), 400, /at most 10000 entries \(got 10001\)/);
+    await expectSttError(post(`keywords=${names(1_000)}&keywords=${names(9_001)}`), 400, /at most 10000 entries/);
+    await expectSttError(post(`keywords=${Array.from({ length: 2_001 }, () => 'x'.repeat(100)).join(',')}`), 400, /keywords.*200000 characters/);
     await expectSttError(post('numerals=yes'), 400, /numerals/);
   });
 });
