@@ -9,30 +9,51 @@
  * back, when it fails, or when it takes longer than the wait given). Partials keep the rules: they
  * come several times a second, a model call each would compete with recognition for the same
  * worker threads and hold partials back, and the final replaces them anyway.
+ *
+ * Inverse text normalisation (`itn`) rewrites spoken numbers as digits on finals only: a partial
+ * may end inside a number, and the final replaces it. Removing end marks and lower-casing
+ * (`stripPunctuation`, `lowercase`) come last, on every message, so they also undo what the
+ * recogniser itself wrote.
  */
 import type { Hotword, Punctuator } from '../../engines/types.js';
 import type { TranscriptionOptions } from '../types.js';
 import { applyTextOptionsToUtterance, applyTextOptionsToUtteranceWithModels, textOptionsFor, type TextOptions, type TimedText } from './apply.js';
+import { isPlaceholder } from './format.js';
 
 export interface LiveTranscriptionOptions {
-  /** The text options, when any is set. */
+  /** The text options of finals, when any is set. */
   text?: TextOptions;
+  /** The text options of partials (no inverse text normalisation), when any is set. */
+  partialText?: TextOptions;
+  /** Remove the marks . , ? ! that end words. */
+  stripPunctuation?: boolean;
+  /** Put every word in lower case (placeholders keep theirs). */
+  lowercase?: boolean;
   /** The keywords as hotwords for the session's recognition streams, when any were given. */
   hotwords?: Hotword[];
   /** With keywords: whether the session's recogniser boosts them (sent as keywords_applied). */
   keywordsApplied?: boolean;
 }
 
-export function liveTranscriptionOptions(
-  requested: Pick<TranscriptionOptions, 'keywords' | 'numerals' | 'format' | 'redactPci' | 'redactPii'>,
-  language: string,
-  pauseSeconds: number,
-): LiveTranscriptionOptions {
+/** What a live session asks of its transcripts. */
+export interface LiveTextRequest extends Pick<TranscriptionOptions, 'keywords' | 'numerals' | 'format' | 'redactPci' | 'redactPii'> {
+  /** Spoken numbers as digits on finals (inverse text normalisation). */
+  itn?: boolean;
+  stripPunctuation?: boolean;
+  lowercase?: boolean;
+}
+
+export function liveTranscriptionOptions(requested: LiveTextRequest, language: string, pauseSeconds: number): LiveTranscriptionOptions {
   const out: LiveTranscriptionOptions = {};
   if (requested.keywords?.length) out.hotwords = requested.keywords.map((k) => ({ phrase: k.word, score: k.weight }));
   // With "multi" the language is only known after recognition: English number rules, the only ones so far.
-  const text = textOptionsFor(requested, language === 'multi' ? 'en' : language, pauseSeconds);
+  const textLanguage = language === 'multi' ? 'en' : language;
+  const partialText = textOptionsFor(requested, textLanguage, pauseSeconds);
+  const text = requested.itn ? textOptionsFor({ ...requested, numerals: true }, textLanguage, pauseSeconds) : partialText;
   if (text) out.text = text;
+  if (partialText) out.partialText = partialText;
+  if (requested.stripPunctuation) out.stripPunctuation = true;
+  if (requested.lowercase) out.lowercase = true;
   return out;
 }
 
@@ -48,9 +69,10 @@ type LiveFields<W> = { transcript: string; words: W[]; redacted_entities?: strin
  * too: the number may be unfinished, and its final form decides what it is. Formatting is the rules'.
  */
 export function applyToLiveTranscript<W extends TimedText>(message: LiveMessage<W>, options: LiveTranscriptionOptions): LiveFields<W> {
-  if (!options.text) return { transcript: message.transcript, words: message.words, ...keywordsField(options) };
-  const redacting = options.text.redactPci || options.text.redactPii;
-  const text = redacting && !message.is_final ? { ...options.text, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : options.text;
+  const textOptions = message.is_final ? options.text : options.partialText;
+  if (!textOptions) return liveFields({ transcript: message.transcript, words: message.words }, options);
+  const redacting = textOptions.redactPci || textOptions.redactPii;
+  const text = redacting && !message.is_final ? { ...textOptions, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : textOptions;
   return liveFields(applyTextOptionsToUtterance(message, text), options);
 }
 
@@ -72,10 +94,19 @@ function keywordsField(options: LiveTranscriptionOptions): { keywords_applied?: 
   return options.keywordsApplied === undefined ? {} : { keywords_applied: options.keywordsApplied };
 }
 
-function liveFields<W>(applied: { transcript: string; words: W[]; redactedEntities?: string[] }, options: LiveTranscriptionOptions): LiveFields<W> {
+/** A word with its end marks removed and/or in lower case, as asked; '' when nothing is left of it. */
+function restyled(word: string, options: LiveTranscriptionOptions): string {
+  if (isPlaceholder(word)) return options.stripPunctuation ? word.replace(/[.,?!]+$/, '') : word;
+  let out = options.stripPunctuation ? word.replace(/[.,?!]+$/, '') : word;
+  if (options.lowercase) out = out.toLowerCase();
+  return out;
+}
+
+function liveFields<W extends { word: string }>(applied: { transcript: string; words: W[]; redactedEntities?: string[] }, options: LiveTranscriptionOptions): LiveFields<W> {
+  const restyling = options.stripPunctuation || options.lowercase;
   return {
-    transcript: applied.transcript,
-    words: applied.words,
+    transcript: restyling ? applied.transcript.split(/\s+/).map((w) => restyled(w, options)).filter(Boolean).join(' ') : applied.transcript,
+    words: restyling ? applied.words.map((w) => ({ ...w, word: restyled(w.word, options) })).filter((w) => w.word) : applied.words,
     ...(applied.redactedEntities ? { redacted_entities: applied.redactedEntities } : {}),
     ...keywordsField(options),
   };
