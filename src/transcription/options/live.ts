@@ -21,10 +21,10 @@ import { applyTextOptionsToUtterance, applyTextOptionsToUtteranceWithModels, tex
 import { isPlaceholder } from './format.js';
 
 export interface LiveTranscriptionOptions {
-  /** The text options of finals, when any is set. */
+  /** The text options, when any is set. */
   text?: TextOptions;
-  /** The text options of partials (no inverse text normalisation), when any is set. */
-  partialText?: TextOptions;
+  /** Finals' own text options, when they differ from `text` (inverse text normalisation). */
+  finalText?: TextOptions;
   /** Remove the marks . , ? ! that end words. */
   stripPunctuation?: boolean;
   /** Put every word in lower case (placeholders keep theirs). */
@@ -48,10 +48,9 @@ export function liveTranscriptionOptions(requested: LiveTextRequest, language: s
   if (requested.keywords?.length) out.hotwords = requested.keywords.map((k) => ({ phrase: k.word, score: k.weight }));
   // With "multi" the language is only known after recognition: English number rules, the only ones so far.
   const textLanguage = language === 'multi' ? 'en' : language;
-  const partialText = textOptionsFor(requested, textLanguage, pauseSeconds);
-  const text = requested.itn ? textOptionsFor({ ...requested, numerals: true }, textLanguage, pauseSeconds) : partialText;
+  const text = textOptionsFor(requested, textLanguage, pauseSeconds);
   if (text) out.text = text;
-  if (partialText) out.partialText = partialText;
+  if (requested.itn) out.finalText = textOptionsFor({ ...requested, numerals: true }, textLanguage, pauseSeconds);
   if (requested.stripPunctuation) out.stripPunctuation = true;
   if (requested.lowercase) out.lowercase = true;
   return out;
@@ -69,7 +68,7 @@ type LiveFields<W> = { transcript: string; words: W[]; redacted_entities?: strin
  * too: the number may be unfinished, and its final form decides what it is. Formatting is the rules'.
  */
 export function applyToLiveTranscript<W extends TimedText>(message: LiveMessage<W>, options: LiveTranscriptionOptions): LiveFields<W> {
-  const textOptions = message.is_final ? options.text : options.partialText;
+  const textOptions = message.is_final ? (options.finalText ?? options.text) : options.text;
   if (!textOptions) return liveFields({ transcript: message.transcript, words: message.words }, options);
   const redacting = textOptions.redactPci || textOptions.redactPii;
   const text = redacting && !message.is_final ? { ...textOptions, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : textOptions;
@@ -86,8 +85,9 @@ export async function applyToLiveTranscriptWithModels<W extends TimedText>(
   options: LiveTranscriptionOptions,
   models: { punctuator?: Punctuator; signal?: AbortSignal; waitMs: number },
 ): Promise<LiveFields<W>> {
-  if (!message.is_final || !options.text?.format || !models.punctuator) return applyToLiveTranscript(message, options);
-  return liveFields(await applyTextOptionsToUtteranceWithModels(message, options.text, models), options);
+  const text = options.finalText ?? options.text;
+  if (!message.is_final || !text?.format || !models.punctuator) return applyToLiveTranscript(message, options);
+  return liveFields(await applyTextOptionsToUtteranceWithModels(message, text, models), options);
 }
 
 function keywordsField(options: LiveTranscriptionOptions): { keywords_applied?: boolean } {
