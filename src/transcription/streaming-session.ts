@@ -11,6 +11,10 @@
  * - Any other recogniser (or a streaming one that cannot open a stream now: too many open, or its
  *   process died) re-decodes the open utterance at most every `partialIntervalSeconds` of audio
  *   for a partial, and once more for the final.
+ * - With `maxWords`, an utterance's words go out in finals of at most that many: once more than
+ *   `maxWords` words of it have been heard (the next word begun, so the last one is whole), the
+ *   first `maxWords` are sent as a final and later messages of the utterance carry only the words
+ *   after them; its last final is split the same way. The recogniser keeps its stream and context.
  * Work is bounded: one engine step at a time per session (audio that comes meanwhile is taken by
  * the next step, so a loaded engine gets fewer, larger pieces), and the audio held is the open
  * utterance plus a second.
@@ -22,7 +26,7 @@ import { createStreamingResampler, resample, type StreamingResampler } from '../
 import type { Diarizer, Hotword, RecognizedSegment, Recognizer, RecognizerStream, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, OverloadedError } from '../errors.js';
 import { assignSpeakers, labelSingleSpeaker } from './speakers.js';
-import { assembleWords, wordConfidences } from './words.js';
+import { assembleWords, joinWords, wordConfidences, type TimedWord } from './words.js';
 import type { Word } from './types.js';
 
 export interface StreamingOptions {
@@ -45,6 +49,8 @@ export interface StreamingOptions {
   partialBudget?: PartialBudget;
   /** Keywords to boost, for recognisers that can (sherpa hotwords). */
   hotwords?: Hotword[];
+  /** Most words in one final (see the top of this file); unset: an utterance is one final. */
+  maxWords?: number;
 }
 
 /**
@@ -86,10 +92,14 @@ export type StreamingEvent =
       transcript: string;
       is_final: boolean;
       is_last: boolean;
-      /** The utterance's span. */
+      /** The span of its words in the utterance (the whole utterance unless word-count finals split it). */
       start: number;
       end: number;
       words: StreamingWord[];
+      /** The language the recogniser detected, when it says. */
+      language?: string;
+      /** A final made because the client asked for it (finalize or close_stream), not by silence, a bound or a word count. */
+      requested?: boolean;
     }
   | { type: 'speech_started' | 'speech_ended'; timestamp: number };
 
@@ -110,7 +120,14 @@ interface Utterance {
   lastText: string;
   /** Re-decoding: audio end of the last partial attempted. */
   lastPartialAt: number;
+  /** Words at its start already sent in word-count finals. */
+  wordsSent: number;
+  /** Seconds from the stream start where the words not yet sent begin (the end of the last word-count final). */
+  unsentFrom: number;
 }
+
+/** A recognised word with its time and the recogniser's confidence. */
+type HeardWord = TimedWord & { confidence: number | null };
 
 export class StreamingTranscription {
   private readonly rate: number;
@@ -171,8 +188,8 @@ export class StreamingTranscription {
     if (isLast && this.resampler) this.audio.push(this.resampler.flush());
     this.schedule(async () => {
       await this.tick(true);
-      if (this.utterance) await this.final(this.received, isLast);
-      else this.emit({ type: 'transcription', transcript: '', is_final: true, is_last: isLast, start: this.seconds(this.received), end: this.seconds(this.received), words: [] });
+      if (this.utterance) await this.final(this.received, isLast, true);
+      else this.emit({ type: 'transcription', transcript: '', is_final: true, is_last: isLast, requested: true, start: this.seconds(this.received), end: this.seconds(this.received), words: [] });
     }, false);
     await this.work;
     this.takeFailure();
@@ -279,7 +296,7 @@ export class StreamingTranscription {
 
   /** Opens an utterance at `start`, with a recognition stream when the recogniser streams and one may open. */
   private async openUtterance(start: number): Promise<void> {
-    const u: Utterance = { start, stream: null, fed: start, lastText: '', lastPartialAt: start };
+    const u: Utterance = { start, stream: null, fed: start, lastText: '', lastPartialAt: start, wordsSent: 0, unsentFrom: this.seconds(start) };
     this.utterance = u;
     const { recognizer } = this.engines;
     if (!recognizer.openStream) return;
@@ -334,16 +351,30 @@ export class StreamingTranscription {
     }
   }
 
+  /**
+   * A partial of the words not yet sent; first, with `maxWords`, a final for every `maxWords` of
+   * them once a word after those has begun.
+   */
   private async sendPartial(u: Utterance, result: RecognizedSegment, to: number): Promise<void> {
-    const transcript = textOf(result);
-    if (!transcript || transcript === u.lastText || this.utterance !== u) return;
+    if (this.utterance !== u || !textOf(result)) return;
+    const heard = this.heardWords(result, u.start, to);
+    const limit = this.options.maxWords;
+    while (limit !== undefined && heard.length - u.wordsSent > limit) {
+      const words = heard.slice(u.wordsSent, u.wordsSent + limit);
+      await this.emitWords(result, u, words, { is_final: true, is_last: false, start: u.unsentFrom, end: words.at(-1)!.end });
+      u.wordsSent += limit;
+      u.unsentFrom = words.at(-1)!.end;
+      u.lastText = '';
+    }
+    const words = heard.slice(u.wordsSent);
+    const transcript = u.wordsSent === 0 ? textOf(result) : joinWords(words.map((w) => w.word));
+    if (!transcript || transcript === u.lastText) return;
     u.lastText = transcript;
-    const words = await this.wordsOf(result, u.start, to, false);
-    this.emit({ type: 'transcription', is_final: false, is_last: false, transcript, start: this.seconds(u.start), end: this.seconds(to), words });
+    await this.emitWords(result, u, words, { is_final: false, is_last: false, start: u.unsentFrom, end: this.seconds(to), transcript });
   }
 
-  /** The open utterance's final, for its audio up to `to`; the utterance closes. */
-  private async final(to: number, isLast: boolean): Promise<void> {
+  /** The open utterance's last final(s), for its audio up to `to`; the utterance closes. */
+  private async final(to: number, isLast: boolean, requested = false): Promise<void> {
     const u = this.utterance!;
     let result: RecognizedSegment;
     if (u.stream) {
@@ -353,12 +384,34 @@ export class StreamingTranscription {
     } else {
       result = await this.redecode(u.start, to);
     }
-    const words = await this.wordsOf(result, u.start, to, true);
-    this.emit({ type: 'transcription', is_final: true, is_last: isLast, transcript: textOf(result), start: this.seconds(u.start), end: this.seconds(to), words });
+    const end = this.seconds(to);
+    const words = this.heardWords(result, u.start, to).slice(u.wordsSent);
+    const limit = this.options.maxWords;
+    // Words past the limit (heard since the last partial) go out in finals of `limit` before the last one.
+    while (limit !== undefined && words.length > limit) {
+      const chunk = words.splice(0, limit);
+      await this.emitWords(result, u, chunk, { is_final: true, is_last: false, start: u.unsentFrom, end: chunk.at(-1)!.end });
+      u.unsentFrom = chunk.at(-1)!.end;
+      u.wordsSent += limit;
+    }
+    const transcript = u.wordsSent === 0 ? textOf(result) : joinWords(words.map((w) => w.word));
+    await this.emitWords(result, u, words, { is_final: true, is_last: isLast, start: u.unsentFrom, end, transcript, ...(requested && { requested }) });
     if (this.options.vadEvents) this.emit({ type: 'speech_ended', timestamp: this.seconds(Math.min(this.lastSpeechEnd, to)) });
     this.utterance = null;
     this.lastSpeechEnd = Math.max(this.lastSpeechEnd, to);
     this.audio.drop(to);
+  }
+
+  /** Sends a transcript message of `words` of the utterance (their transcript unless given). */
+  private async emitWords(
+    result: RecognizedSegment,
+    u: Utterance,
+    words: HeardWord[],
+    message: { is_final: boolean; is_last: boolean; start: number; end: number; transcript?: string; requested?: boolean },
+  ): Promise<void> {
+    const { transcript = joinWords(words.map((w) => w.word)), ...rest } = message;
+    const labelled = await this.labelled(words, message.is_final, Math.round(message.start * this.rate), Math.round(message.end * this.rate), u);
+    this.emit({ type: 'transcription', transcript, ...rest, words: labelled, ...(result.language ? { language: result.language } : {}) });
   }
 
   private async redecode(from: number, to: number): Promise<RecognizedSegment> {
@@ -367,22 +420,22 @@ export class StreamingTranscription {
     return recognizer.recognize(samples, { language: this.options.language, signal: this.abort.signal, ...(this.options.hotwords ? { hotwords: this.options.hotwords } : {}) });
   }
 
-  /** Timed words of a result for audio [from, to); speakers told apart on finals when asked. */
-  private async wordsOf(result: RecognizedSegment, from: number, to: number, final: boolean): Promise<StreamingWord[]> {
-    if (!this.options.wordTimestamps) return [];
-    const span = { start: from / this.rate, end: to / this.rate };
-    const timed = assembleWords(result, span).map((w) => ({ ...w, start: round(w.start), end: round(w.end) }));
-    let words: Word[];
-    const { diarizer } = this.engines;
-    // Speakers are told apart within a final's utterance (labels do not carry across utterances).
-    if (final && this.options.diarize && diarizer) {
-      const turns = await diarizer.diarize(await resample(this.audio.slice(from, to), this.rate, diarizer.sampleRate), { signal: this.abort.signal });
-      words = assignSpeakers(timed, offset(turns, span.start));
-    } else {
-      words = labelSingleSpeaker(timed);
-    }
+  /** Every word of a result for audio [from, to), timed, with its confidence (null when the recogniser gives none). */
+  private heardWords(result: RecognizedSegment, from: number, to: number): HeardWord[] {
+    const timed = assembleWords(result, { start: from / this.rate, end: to / this.rate });
     const confidences = wordConfidences(result);
-    return words.map((w, i) => ({ ...w, confidence: confidences.length === words.length ? confidences[i]! : null }));
+    return timed.map((w, i) => ({ word: w.word, start: round(w.start), end: round(w.end), confidence: confidences.length === timed.length ? confidences[i]! : null }));
+  }
+
+  /** The words as sent: none without word timestamps; speakers told apart on finals when asked, over audio [from, to). */
+  private async labelled(words: HeardWord[], final: boolean, from: number, to: number, u: Utterance): Promise<StreamingWord[]> {
+    if (!this.options.wordTimestamps) return [];
+    const { diarizer } = this.engines;
+    // Speakers are told apart within a final's audio (labels do not carry across finals).
+    if (!final || !this.options.diarize || !diarizer || words.length === 0) return labelSingleSpeaker(words).map((w, i) => ({ ...w, confidence: words[i]!.confidence }));
+    const start = Math.max(from, u.start, this.audio.start);
+    const turns = await diarizer.diarize(await resample(this.audio.slice(start, to), this.rate, diarizer.sampleRate), { signal: this.abort.signal });
+    return assignSpeakers(words, offset(turns, start / this.rate)).map((w, i) => ({ ...w, confidence: words[i]!.confidence }));
   }
 }
 

@@ -6,6 +6,15 @@
  * closes). Every query value, and whether the engines it needs are installed, is checked before
  * the upgrade, so a bad one is a plain 4xx with the stt error body, the same sentences as POST
  * /get_text. On /stt/live a word's `speaker` is an integer (the legacy paths keep `speaker_0`).
+ *
+ * The product name (`pulse`) and /stt/live follow the service's defaults: formatted (format,
+ * punctuate and capitalize true; format=false turns all three and itn_normalize off, which leaves
+ * the words in lower case without marks), spoken numbers kept unless itn_normalize or numerals
+ * asks for digits, a final every 10 words (finalize_on_words) or max_words; a final carries the
+ * language heard (`language`, `languages`) and whether it answers a finalize (`from_finalize`).
+ * The neutral name (`stt`) keeps the original API's: nothing added unless format=true, numerals
+ * auto, finals on silence only, `language` on every message; punctuate, capitalize, itn_normalize
+ * and max_words apply there when given.
  * Where partials come from (a live recognition stream, or re-decoding) is the session's business
  * (src/transcription/streaming-session.ts).
  */
@@ -17,13 +26,13 @@ import { AbortedError, InvalidRequestError } from '../../errors.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
 import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
-import { applyToLiveTranscriptWithModels, liveTranscriptionOptions, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
+import { applyToLiveTranscriptWithModels, liveTranscriptionOptions, type LiveTextRequest, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
 import type { Punctuator } from '../../engines/types.js';
 import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
-import { TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
+import { MAX_WORDS_PER_FINAL, TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
 import { TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
 
 export interface RealtimeTranscriptionOptions {
@@ -50,14 +59,46 @@ interface SocketSettings {
   sentenceTimestamps: boolean;
   fullTranscript: boolean;
   idleTimeoutMs: number;
+  /** Most words in one final; unset: a final per utterance. */
+  maxWords: number | undefined;
   /** keywords, numerals, format, redaction. */
   options: LiveTranscriptionOptions;
+}
+
+/** Words in a final when finalize_on_words is on and max_words is not given: the service's cadence. */
+const DEFAULT_WORDS_PER_FINAL = 10;
+
+/**
+ * The transcript options of a socket's query. `product`: the service's defaults and precedence
+ * (see the top of this file); else the original API's, with the service's flags applied as given.
+ */
+function liveTextRequestOf(q: TranscriptionSocketQueryValues, product: boolean): LiveTextRequest {
+  const requested = transcriptionOptionsFromQuery(q);
+  // Digits come from itn_normalize there; numerals (which the service still takes) only when given.
+  const numerals = product && q.numerals === undefined ? false : requested.numerals;
+  const punctuate = q.punctuate !== 'false';
+  const capitalize = q.capitalize !== 'false';
+  const itn = q.itn_normalize === 'true';
+  if (!product) return { ...requested, itn, stripPunctuation: !punctuate, lowercase: !capitalize };
+  if (q.format === 'false') return { ...requested, numerals, format: false, itn: false, stripPunctuation: true, lowercase: true };
+  return { ...requested, numerals, format: punctuate || capitalize, itn, stripPunctuation: !punctuate, lowercase: !capitalize };
+}
+
+/** Most words in one final: max_words, else with finalize_on_words (default on for `product`) the service's cadence. */
+function maxWordsOf(q: TranscriptionSocketQueryValues, product: boolean): number | undefined {
+  if (q.max_words !== undefined) {
+    const maxWords = Number(q.max_words);
+    if (maxWords < 1 || maxWords > MAX_WORDS_PER_FINAL) throw new InvalidRequestError(`max_words must be between 1 and ${MAX_WORDS_PER_FINAL}`);
+    return maxWords;
+  }
+  const onWords = q.finalize_on_words === undefined ? product : q.finalize_on_words === 'true';
+  return onWords ? DEFAULT_WORDS_PER_FINAL : undefined;
 }
 
 /** Audio that may wait for the engines beyond an utterance's length before the client is told it sends too fast. */
 const BACKLOG_SECONDS = 10;
 
-function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscriptionOptions): SocketSettings {
+function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscriptionOptions, product: boolean): SocketSettings {
   const sampleRate = q.sample_rate === undefined ? 16_000 : Number(q.sample_rate);
   if (sampleRate < 8_000 || sampleRate > 48_000) throw new InvalidRequestError('sample_rate must be between 8000 and 48000');
   const eouMs = q.eou_timeout_ms === undefined ? 800 : Number(q.eou_timeout_ms);
@@ -69,13 +110,14 @@ function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscri
     sampleRate,
     wordTimestamps: q.word_timestamps === 'true',
     diarize: q.diarize === 'true',
-    vadEvents: q.vad_events === 'true',
+    vadEvents: (q.vad_events ?? q.vad) === 'true',
     eouSeconds: eouMs / 1000,
     endpointing: q.endpointing !== 'false',
     sentenceTimestamps: q.sentence_timestamps === 'true',
     fullTranscript: q.full_transcript === 'true',
     idleTimeoutMs: idleTimeoutFromQuery(q.timeout, options.sockets.limits),
-    options: liveTranscriptionOptions(transcriptionOptionsFromQuery(q), q.language ?? 'en', eouMs / 1000),
+    maxWords: maxWordsOf(q, product),
+    options: liveTranscriptionOptions(liveTextRequestOf(q, product), q.language ?? 'en', eouMs / 1000),
   };
 }
 
@@ -146,6 +188,10 @@ class TranscriptionSocket {
     private readonly options: RealtimeTranscriptionOptions,
     /** The current layout: integer speakers. */
     private readonly live: boolean,
+    /** The product name or /stt/live: the service's fields (see the top of this file). */
+    private readonly product: boolean,
+    /** The languages of the recogniser serving the socket. */
+    private readonly recognizerLanguages: readonly string[],
     /** For format=true on finals, when a punctuation pack is installed. */
     private readonly punctuator: Punctuator | undefined,
   ) {
@@ -184,15 +230,25 @@ class TranscriptionSocket {
     const words = !settings.wordTimestamps ? undefined : this.live ? event.words.map((w) => ({ ...w, speaker: speakerNumber(w.speaker) })) : event.words;
     if (event.is_final && event.transcript) this.finals.push(event.transcript);
     const full = [...this.finals, ...(event.is_final ? [] : [event.transcript])].filter(Boolean).join(' ');
+    const { requested, language: detected, ...fields } = event;
+    const language = detected ?? this.pinnedLanguage();
     return {
-      ...event,
+      ...fields,
       words: words ?? [],
       status: 'success',
       session_id: this.session.request.id,
-      language: settings.language,
+      // The service names the language on finals only, with every language heard in it.
+      ...(!this.product ? { language } : event.is_final ? { language, languages: [language], from_finalize: Boolean(requested && !event.is_last) } : {}),
       ...(settings.sentenceTimestamps && { utterances: utterancesOf(event, this.live) }),
       ...(settings.fullTranscript && { full_transcript: full }),
     };
+  }
+
+  /** The language of a transcript the recogniser did not name: the one asked for, or for detection its first. */
+  private pinnedLanguage(): string {
+    const asked = this.settings.language;
+    if (asked !== 'multi' && this.recognizerLanguages.includes(asked)) return asked;
+    return this.recognizerLanguages.find((l) => l !== 'multi') ?? asked;
   }
 
   private error(message: string): void {
@@ -269,6 +325,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
     if (options.live) paths.push('/stt/live');
     for (const url of paths) {
       const live = url === '/stt/live';
+      const product = live || url.startsWith('/pulse/');
       app.route({
         method: 'GET',
         url,
@@ -278,7 +335,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
         preHandler: async (request) => {
           const engines = options.engines();
           try {
-            checkInstalled(engines, settingsOf(request.query, options));
+            checkInstalled(engines, settingsOf(request.query, options, product));
           } finally {
             engines.release();
           }
@@ -287,7 +344,9 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
           throw new InvalidRequestError(`GET ${request.routeOptions.url} is a WebSocket: send Upgrade: websocket (or POST audio to transcribe a file)`);
         },
         wsHandler: async (socket, request) => {
-          const settings = settingsOf(request.query, options);
+          const settings = settingsOf(request.query, options, product);
+          // Not echoed (the service's rule): the operator's record of whose session this is.
+          if (request.query.external_session_id) request.log.info({ externalSessionId: request.query.external_session_id }, "streaming transcription: the client's session id");
           // Nothing more is read until the session is ready: what came with the upgrade waits in the session.
           const session = await options.sockets.admit(socket, request, 'transcription', settings.idleTimeoutMs);
           if (!session) return;
@@ -310,6 +369,7 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
                 maxUtteranceSeconds: options.sockets.limits.maxUtteranceSeconds,
                 partialBudget,
                 ...(settings.options.hotwords ? { hotwords: settings.options.hotwords } : {}),
+                ...(settings.maxWords !== undefined ? { maxWords: settings.maxWords } : {}),
               },
               (event) => handler?.send(event),
             );
@@ -320,7 +380,8 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
             };
             if (session.closed.signal.aborted) return stop();
             session.closed.signal.addEventListener('abort', stop);
-            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live, settings.options.text?.format ? engines.punctuator : undefined);
+            const punctuator = settings.options.text?.format ? engines.punctuator : undefined;
+            handler = new TranscriptionSocket(session, stt, decoder, settings, options, live, product, installed.recognizer.languages, punctuator);
             session.receive(handler.messages.receive);
             // Else the queue resumes the socket once it has drained to half.
             if (socket.isPaused && !handler.messages.backlogged) socket.resume();

@@ -58,7 +58,9 @@ const transcription = (speaker: TSchema) =>
     start: Type.Number({ description: 'seconds from the start of the stream' }),
     end: Type.Number(),
     words: Type.Array(Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker, confidence: Type.Union([Type.Number(), Type.Null()]) })),
-    language: Type.String(),
+    language: Type.Optional(Type.String({ description: 'The language heard (the one asked for unless the recogniser detects it); on pulse and /stt/live on finals only' })),
+    languages: Type.Optional(Type.Array(Type.String(), { description: 'On pulse and /stt/live, on finals: every language heard in it' })),
+    from_finalize: Type.Optional(Type.Boolean({ description: 'On pulse and /stt/live, on finals: true on the final that answers a {"type":"finalize"}' })),
     utterances: Type.Optional(
       Type.Array(Type.Object({ text: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.Optional(speaker) }), {
         description: 'With sentence_timestamps=true: the sentences of the transcript',

@@ -63,6 +63,9 @@ const flag = (description: string) => Type.Optional(Type.String({ enum: ['true',
 
 export const sttEncodings = ['linear16', 'linear32', 'mulaw', 'alaw', 'opus', 'ogg_opus'] as const;
 
+/** Most words a client may ask for in one final (`max_words`): past it, no utterance the socket holds is that long. */
+export const MAX_WORDS_PER_FINAL = 1000;
+
 export const TranscriptionSocketQuery = Type.Object({
   token,
   model: Type.Optional(Type.String({ enum: [...TRANSCRIPTION_MODEL_SPELLINGS], description: 'The recogniser (every name serves the installed one)' })),
@@ -72,10 +75,19 @@ export const TranscriptionSocketQuery = Type.Object({
   word_timestamps: TranscriptionQuery.properties.word_timestamps,
   diarize: TranscriptionQuery.properties.diarize,
   vad_events: flag('Send speech_started and speech_ended events'),
+  vad: flag('The same as vad_events; vad_events wins when both are given'),
   eou_timeout_ms: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'must be a whole number of milliseconds between 100 and 10000' })),
   endpointing: flag('Finalise an utterance after eou_timeout_ms of silence (false: only on finalize, close_stream or the utterance bound)'),
   sentence_timestamps: flag('Add utterances: each sentence with its start and end'),
   full_transcript: flag('Add full_transcript: every final so far, and the partial'),
+  punctuate: flag('false: remove the marks . , ? ! that end words (format=false implies it; default true)'),
+  capitalize: flag('false: put the transcript in lower case (format=false implies it; default true)'),
+  itn_normalize: flag('Spoken numbers, amounts and the like written as digits in finals (format=false turns it off; default false)'),
+  finalize_on_words: flag('Finalise every 10 words, or max_words, as well as on silence (default true on pulse and /stt/live, false on stt)'),
+  max_words: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: `must be a whole number of words between 1 and ${MAX_WORDS_PER_FINAL}` })),
+  external_session_id: Type.Optional(
+    Type.String({ maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$', description: "must be letters, digits, '_', '-' or '.' (the client's id for the session, logged with it, not echoed)" }),
+  ),
   timeout: timeout,
   ...transcriptionOptionsQuery,
 });

@@ -26,6 +26,11 @@ const QUESTION_STARTS = new Set([
   'can', 'could', 'would', 'will', 'should', 'shall', 'may', 'have', 'has', "isn't", "aren't", "don't", "doesn't", "didn't", "can't", "won't",
 ]);
 const PLACEHOLDER = /^\[[A-Z]+_\d+\][.,!?]*$/;
+
+/** Whether a word is a redaction placeholder such as [CREDITCARDNUMBER_1] (with any marks after it). */
+export function isPlaceholder(word: string): boolean {
+  return PLACEHOLDER.test(word);
+}
 const END_MARK = /[.?!]["')\]]*$/;
 
 function lowerKeepingI(word: string): string {

@@ -9,15 +9,27 @@
  * back, when it fails, or when it takes longer than the wait given). Partials keep the rules: they
  * come several times a second, a model call each would compete with recognition for the same
  * worker threads and hold partials back, and the final replaces them anyway.
+ *
+ * Inverse text normalisation (`itn`) rewrites spoken numbers as digits on finals only: a partial
+ * may end inside a number, and the final replaces it. Removing end marks and lower-casing
+ * (`stripPunctuation`, `lowercase`) come last, on every message, so they also undo what the
+ * recogniser itself wrote.
  */
 import type { Hotword, Punctuator } from '../../engines/types.js';
 import type { TranscriptionOptions } from '../types.js';
 import { applyTextOptionsToUtterance, applyTextOptionsToUtteranceWithModels, textOptionsFor, type TextOptions, type TimedText } from './apply.js';
+import { isPlaceholder } from './format.js';
 import { applyKeywordCasing, applyKeywordCasingToText, hotwordsOf, type Keyword } from './keywords.js';
 
 export interface LiveTranscriptionOptions {
   /** The text options, when any is set. */
   text?: TextOptions;
+  /** Finals' own text options, when they differ from `text` (inverse text normalisation). */
+  finalText?: TextOptions;
+  /** Remove the marks . , ? ! that end words. */
+  stripPunctuation?: boolean;
+  /** Put every word in lower case (placeholders keep theirs). */
+  lowercase?: boolean;
   /** The keywords as hotwords for the session's recognition streams, when any were given. */
   hotwords?: Hotword[];
   /** The keywords, whose casing the transcripts take. */
@@ -26,19 +38,27 @@ export interface LiveTranscriptionOptions {
   keywordsApplied?: boolean;
 }
 
-export function liveTranscriptionOptions(
-  requested: Pick<TranscriptionOptions, 'keywords' | 'numerals' | 'format' | 'redactPci' | 'redactPii'>,
-  language: string,
-  pauseSeconds: number,
-): LiveTranscriptionOptions {
+/** What a live session asks of its transcripts. */
+export interface LiveTextRequest extends Pick<TranscriptionOptions, 'keywords' | 'numerals' | 'format' | 'redactPci' | 'redactPii'> {
+  /** Spoken numbers as digits on finals (inverse text normalisation). */
+  itn?: boolean;
+  stripPunctuation?: boolean;
+  lowercase?: boolean;
+}
+
+export function liveTranscriptionOptions(requested: LiveTextRequest, language: string, pauseSeconds: number): LiveTranscriptionOptions {
   const out: LiveTranscriptionOptions = {};
   if (requested.keywords?.length) {
     out.hotwords = hotwordsOf(requested.keywords);
     out.keywords = requested.keywords;
   }
   // With "multi" the language is only known after recognition: English number rules, the only ones so far.
-  const text = textOptionsFor(requested, language === 'multi' ? 'en' : language, pauseSeconds);
+  const textLanguage = language === 'multi' ? 'en' : language;
+  const text = textOptionsFor(requested, textLanguage, pauseSeconds);
   if (text) out.text = text;
+  if (requested.itn) out.finalText = textOptionsFor({ ...requested, numerals: true }, textLanguage, pauseSeconds);
+  if (requested.stripPunctuation) out.stripPunctuation = true;
+  if (requested.lowercase) out.lowercase = true;
   return out;
 }
 
@@ -54,9 +74,10 @@ type LiveFields<W> = { transcript: string; words: W[]; redacted_entities?: strin
  * too: the number may be unfinished, and its final form decides what it is. Formatting is the rules'.
  */
 export function applyToLiveTranscript<W extends TimedText>(message: LiveMessage<W>, options: LiveTranscriptionOptions): LiveFields<W> {
-  if (!options.text) return liveFields(message, options);
-  const redacting = options.text.redactPci || options.text.redactPii;
-  const text = redacting && !message.is_final ? { ...options.text, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : options.text;
+  const textOptions = message.is_final ? (options.finalText ?? options.text) : options.text;
+  if (!textOptions) return liveFields({ transcript: message.transcript, words: message.words }, options);
+  const redacting = textOptions.redactPci || textOptions.redactPii;
+  const text = redacting && !message.is_final ? { ...textOptions, redactDigitRunsFrom: PARTIAL_DIGITS_SHOWN + 1 } : textOptions;
   return liveFields(applyTextOptionsToUtterance(message, text), options);
 }
 
@@ -70,19 +91,31 @@ export async function applyToLiveTranscriptWithModels<W extends TimedText>(
   options: LiveTranscriptionOptions,
   models: { punctuator?: Punctuator; signal?: AbortSignal; waitMs: number },
 ): Promise<LiveFields<W>> {
-  if (!message.is_final || !options.text?.format || !models.punctuator) return applyToLiveTranscript(message, options);
-  return liveFields(await applyTextOptionsToUtteranceWithModels(message, options.text, models), options);
+  const text = options.finalText ?? options.text;
+  if (!message.is_final || !text?.format || !models.punctuator) return applyToLiveTranscript(message, options);
+  return liveFields(await applyTextOptionsToUtteranceWithModels(message, text, models), options);
 }
 
 function keywordsField(options: LiveTranscriptionOptions): { keywords_applied?: boolean } {
   return options.keywordsApplied === undefined ? {} : { keywords_applied: options.keywordsApplied };
 }
 
-/** The message's fields, the keywords' casing put on its words last (after sentence case). */
+/** A word with its end marks removed and/or in lower case, as asked; '' when nothing is left of it. */
+function restyled(word: string, options: LiveTranscriptionOptions): string {
+  if (isPlaceholder(word)) return options.stripPunctuation ? word.replace(/[.,?!]+$/, '') : word;
+  let out = options.stripPunctuation ? word.replace(/[.,?!]+$/, '') : word;
+  if (options.lowercase) out = out.toLowerCase();
+  return out;
+}
+
+/** The message's fields, restyled as asked, the keywords' own casing put on its words last. */
 function liveFields<W extends TimedText>(applied: { transcript: string; words: W[]; redactedEntities?: string[] }, options: LiveTranscriptionOptions): LiveFields<W> {
+  const restyling = options.stripPunctuation || options.lowercase;
+  const transcript = restyling ? applied.transcript.split(/\s+/).map((w) => restyled(w, options)).filter(Boolean).join(' ') : applied.transcript;
+  const words = restyling ? applied.words.map((w) => ({ ...w, word: restyled(w.word, options) })).filter((w) => w.word) : applied.words;
   return {
-    transcript: applyKeywordCasingToText(applied.transcript, options.keywords),
-    words: applyKeywordCasing(applied.words, options.keywords),
+    transcript: applyKeywordCasingToText(transcript, options.keywords),
+    words: applyKeywordCasing(words, options.keywords),
     ...(applied.redactedEntities ? { redacted_entities: applied.redactedEntities } : {}),
     ...keywordsField(options),
   };

@@ -65,9 +65,10 @@ describe('live format=true with a punctuation pack installed', { skip: NEEDS }, 
 
   it("a final goes through the pack's model: its commas, capitals and sentence end with no pause; partials keep the rules; word times kept", async () => {
     const speech = spoken(SENTENCE);
-    const plain = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', [speech], { word_timestamps: 'true' }));
+    // The neutral name adds no formatting by default; /stt/live finalises every 10 words unless told not to.
+    const plain = finalsOf(await liveTranscripts(s, '/api/v1/stt/get_text', [speech], { word_timestamps: 'true' }));
     assert.equal(plain.map((m) => m.transcript).join(' '), 'WELL MY NAME IS JOHN I LIVE IN LONDON HOW ARE YOU TODAY', 'the tiny model heard every word, in one utterance');
-    const messages = await liveTranscripts(s, '/waves/v1/stt/live', [speech], { word_timestamps: 'true', format: 'true' });
+    const messages = await liveTranscripts(s, '/waves/v1/stt/live', [speech], { word_timestamps: 'true', format: 'true', finalize_on_words: 'false' });
     const finals = finalsOf(messages);
     assert.equal(finals.length, 1);
     assert.equal(finals[0].transcript, PUNCTUATED);
@@ -101,7 +102,7 @@ describe('live format=true without a punctuation pack', { skip: NEEDS }, () => {
   after(async () => s?.close());
 
   it('the rules format the final: sentence case and an end mark, no inner marks, names as heard', async () => {
-    const finals = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', [spoken(SENTENCE)], { word_timestamps: 'true', format: 'true' }));
+    const finals = finalsOf(await liveTranscripts(s, '/waves/v1/stt/live', [spoken(SENTENCE)], { word_timestamps: 'true', format: 'true', finalize_on_words: 'false' }));
     assert.deepEqual(finals.map((m) => m.transcript), [BY_THE_RULES]);
   });
 });

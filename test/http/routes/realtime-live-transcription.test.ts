@@ -66,8 +66,8 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
 
   it("LiveKit's query string: partials, finals with integer speakers, and is_last after close_stream; the transcript follows the corpus label", async () => {
     const socket = await open(`/waves/v1/stt/live?${LIVEKIT_QUERY}`);
-    // 50 ms frames, as the plugin sends them (sample_rate // 20 samples).
-    await stream(socket, pcmOf(SPEECH), 1600, 20);
+    // 50 ms frames, as the plugin sends them (sample_rate // 20 samples), at the pace of speech.
+    await stream(socket, pcmOf(SPEECH), 1600, 50);
     socket.send({ type: 'close_stream' });
     assert.equal((await socket.untilClosed(60_000)).code, 1000);
     const all = transcripts(socket.messages);
@@ -79,9 +79,11 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
     assert.equal(all.filter((m) => m.is_last).length, 1);
     for (const m of all) {
       assert.equal(typeof m.session_id, 'string');
-      assert.equal(m.language, 'en');
-      // format=true: a final is sentence-cased and ends in punctuation.
+      // The language on finals only (the plugin falls back to the one it asked for).
+      assert.equal(m.language, m.is_final ? 'en' : undefined);
+      // format=true: a final is sentence-cased and ends in punctuation; the service's cadence, 10 words at most.
       if (m.is_final && m.transcript) assert.match(m.transcript, /^[A-Z0-9[].*[.?!]$/, m.transcript);
+      if (m.is_final) assert.ok(m.transcript.split(' ').length <= 10, m.transcript);
       assert.equal(m.utterances, undefined, 'sentence_timestamps=false');
     }
     const words = finals.flatMap((m) => m.words);
@@ -97,15 +99,18 @@ describe('live transcription with real clients\' query strings', { skip: NEEDS }
 
   it("Pipecat's query string: partials, a final on its finalize, then is_last on close_stream, formatted, nothing redacted", async () => {
     const socket = await open(`/waves/v1/stt/live?${PIPECAT_QUERY}`);
-    await stream(socket, pcmOf(SPEECH), 3200, 20);
+    await stream(socket, pcmOf(SPEECH), 3200, 100);
     socket.send({ type: 'finalize' });
-    await socket.until((all) => transcripts(all).some((m) => m.is_final), 60_000);
+    await socket.until((all) => transcripts(all).some((m) => m.from_finalize), 60_000);
     socket.send({ type: 'close_stream' });
     assert.equal((await socket.untilClosed(60_000)).code, 1000);
     const all = transcripts(socket.messages);
     assert.ok(all.some((m) => !m.is_final && m.transcript), 'partials');
     assert.ok(all.some((m) => m.is_final && m.transcript && !m.is_last), 'a final before the end');
     assert.equal(all.at(-1).is_last, true);
+    // Its finalize is answered by one final marked from_finalize; close_stream's last final is not.
+    assert.deepEqual(all.filter((m) => m.from_finalize).length, 1, 'one final answers the finalize');
+    assert.equal(all.at(-1).from_finalize, false, 'close_stream is not a finalize');
     for (const m of all) {
       assert.equal(m.redacted_entities, undefined, 'redaction not asked for');
       if (m.is_final && m.transcript) assert.match(m.transcript, /^[A-Z0-9[].*[.?!]$/, m.transcript);
