@@ -7,8 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { PackVoice } from './model-pack.js';
-import type { PackKind } from './families/index.js';
-import { WHISPER_LANGUAGES } from './families/languages.js';
+import { familyOf, type PackKind } from './families/index.js';
 
 export interface CatalogueEntry {
   id: string;
@@ -69,11 +68,7 @@ export function cataloguePreset(name: string): string[] | undefined {
 
 export const recommendedPreset = (): string[] => cataloguePreset('recommended') ?? [];
 
-/**
- * The languages a catalogue recogniser transcribes, "multi" first when it detects: the catalogue
- * lists a multilingual Whisper as ["multi"], and it decodes every language of its tokenizer.
- */
+/** The languages a catalogue entry decodes, "multi" first when it detects (its family expands a short list). */
 export function transcriptionLanguagesOf(entry: Pick<CatalogueEntry, 'kind' | 'languages'>): string[] {
-  if (entry.kind === 'asr-whisper' && entry.languages.includes('multi')) return ['multi', ...WHISPER_LANGUAGES];
-  return [...entry.languages];
+  return familyOf(entry.kind).cataloguedLanguages?.(entry.languages) ?? [...entry.languages];
 }

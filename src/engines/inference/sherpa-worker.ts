@@ -273,7 +273,7 @@ function runDiarize(task: DiarizeTask, cancelled: () => boolean): DiarizeResult 
 
 /** The key of a diarization model's own embedding extractor, unloaded with it. */
 function embeddingKey(key: string): string {
-  return `${key}${VARIANT_SEPARATOR}speaker-embedding`;
+  return `${key}${VARIANT_SEPARATOR}segment-embeddings`;
 }
 
 function runTagging(task: TaggingTask, cancelled: () => boolean): TaggingResult {
