@@ -35,6 +35,22 @@ export class InvalidRequestError extends ParleyError {
   readonly status = 400;
 }
 
+/**
+ * A language the API takes but no installed recogniser serves: fixed only by installing a pack,
+ * so it is answered at once, never queued or retried. `pack` is the catalogue pack that serves it,
+ * when one does; the current layout's body carries both with error_code LANGUAGE_NOT_INSTALLED.
+ */
+export class LanguageNotInstalledError extends InvalidRequestError {
+  readonly errorCode = 'LANGUAGE_NOT_INSTALLED';
+  constructor(
+    message: string,
+    readonly language?: string,
+    readonly pack?: string,
+  ) {
+    super(message);
+  }
+}
+
 /** An operation of the service's other products (chat completions, analytics, …) this server does not offer. */
 export class NotOfferedError extends ParleyError {
   readonly code = 'NotImplemented';

@@ -184,6 +184,8 @@ export interface SherpaOfflineResult {
   durations?: number[];
   lang?: string;
   emotion?: string;
+  /** Natural-log probability of each token, where the model reports it (transducers); may be absent or empty. */
+  ys_log_probs?: number[];
 }
 
 export interface SherpaOfflineRecognizer {
@@ -240,6 +242,8 @@ export interface SherpaAudioTagging {
 export interface SherpaSpeakerEmbeddingExtractor {
   readonly dim: number;
   createStream(): SherpaOnlineStream;
+  /** Whether the stream holds enough audio for an embedding. */
+  isReady(stream: SherpaOnlineStream): boolean;
   compute(stream: SherpaOnlineStream): Float32Array;
 }
 

@@ -182,7 +182,8 @@ export interface OnlineAsrResult {
 export const NO_RECOGNITION: Readonly<OnlineAsrResult> = Object.freeze({ text: '', tokens: [], timestamps: [], logProbs: [] });
 
 export interface DiarizeResult {
-  segments: Array<{ start: number; end: number; speaker: number }>;
+  /** confidence: how surely the segment is its speaker's, in [0, 1] (speaker-confidence.ts). */
+  segments: Array<{ start: number; end: number; speaker: number; confidence?: number }>;
 }
 
 export interface TaggingResult {

@@ -197,6 +197,8 @@ export interface AudioTagger {
 export interface SpeakerTurn extends TimeSpan {
   /** 0-based cluster index as the diarizer numbers it (not yet in order of appearance). */
   speaker: number;
+  /** How surely this turn is its speaker's, in [0, 1], where the diarizer can say. */
+  confidence?: number;
 }
 
 export interface Diarizer {

@@ -51,7 +51,7 @@ import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { modelRoutes, type ModelAdminDeps } from './routes/models.js';
 import { notOfferedRoutes } from './routes/not-offered.js';
-import { layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
+import { followsProductLanguages, layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
@@ -316,6 +316,7 @@ function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRout
           ...transcription,
           maxUploadBytes: config.limits.maxUploadBytes,
           layout,
+          productLanguages: followsProductLanguages(layout, name),
           paths: layout === 'current' && name === 'stt' ? ['/get_text', '/'] : ['/get_text'],
           ...(jobs && {
             async validateWebhook(url, extra) {

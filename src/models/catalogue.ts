@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { PackVoice } from './model-pack.js';
-import type { PackKind } from './families/index.js';
+import { familyOf, type PackKind } from './families/index.js';
 
 export interface CatalogueEntry {
   id: string;
@@ -67,3 +67,8 @@ export function cataloguePreset(name: string): string[] | undefined {
 }
 
 export const recommendedPreset = (): string[] => cataloguePreset('recommended') ?? [];
+
+/** The languages a catalogue entry decodes, "multi" first when it detects (its family expands a short list). */
+export function transcriptionLanguagesOf(entry: Pick<CatalogueEntry, 'kind' | 'languages'>): string[] {
+  return familyOf(entry.kind).cataloguedLanguages?.(entry.languages) ?? [...entry.languages];
+}

@@ -22,6 +22,7 @@ import { resampleYielding } from '../audio/resample-yielding.js';
 import { defaultConfig, type DecodingSettings } from '../config.js';
 import type { Diarizer, Punctuator, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
+import { DETECT, detectsLanguage, planTranscriptionLanguage, type TranscriptionLanguagePlan } from './languages.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
@@ -31,7 +32,7 @@ import type { Utterance, Word } from './types.js';
 import { assembleWords, joinWords, type TimedWord, type WordAssemblyOptions } from './words.js';
 
 export interface TranscribeAudioOptions {
-  /** ISO 639-1 code, or "multi" to have a language-detecting recogniser pick it. */
+  /** ISO 639-1 code, "multi" to have a language-detecting recogniser pick it, or an aggregator (languages.ts). */
   language: string;
   wordTimestamps: boolean;
   /** Utterances (sentence times) without the words (sentence_timestamps=true). */
@@ -71,7 +72,7 @@ export interface TranscribedSegment extends TimeSpan {
 
 export interface AudioTranscript {
   transcription: string;
-  /** The requested language, or for "multi" the one detected over most of the speech. */
+  /** The requested language, or for "multi" and aggregators the one detected over most of the speech. */
   language: string;
   /** Always present, empty unless wordTimestamps (word_timestamps=true). */
   words: Word[];
@@ -96,16 +97,11 @@ export interface AudioTranscript {
 }
 
 /**
- * The recogniser for `language`: the first that lists it, and for "multi" the first that detects
- * languages. InvalidRequestError when none is installed.
+ * The recogniser for `language` (see planTranscriptionLanguage): LanguageNotInstalledError, naming
+ * the pack to pull, when none installed serves it.
  */
 export function chooseRecognizer(recognizers: Recognizer[], language: string): Recognizer {
-  const found = recognizers.find((r) => r.languages.includes(language));
-  if (found) return found;
-  if (language === 'multi') {
-    throw new InvalidRequestError('language multi (automatic detection) needs a language-detecting recogniser, and none is installed');
-  }
-  throw new InvalidRequestError(`language ${language} has no installed speech recogniser`);
+  return planTranscriptionLanguage(recognizers, language).recognizer;
 }
 
 /** The recogniser for the request, once the request's options are checked against what is installed. */
@@ -123,7 +119,9 @@ export async function transcribeAudio(
   engines: TranscriptionEngines,
 ): Promise<AudioTranscript> {
   const { signal } = options;
-  const recognizer = checkEngines(engines, options);
+  checkEngines(engines, options);
+  const plan = planTranscriptionLanguage(engines.recognizers, options.language);
+  const recognizer = plan.recognizer;
   const settings: DecodingSettings = { ...defaultConfig.transcription.decoding, ...options.decoding };
   const duration = audio.samples.length / audio.sampleRate;
   const resample = options.resample ?? resampleYielding;
@@ -147,12 +145,15 @@ export async function transcribeAudio(
     if (signal?.aborted) throw new AbortedError();
     let slice: Float32Array = samples.subarray(Math.round(window.start * rate), Math.round(window.end * rate));
     if (recognizer.sampleRate !== rate) slice = await resample(slice, rate, recognizer.sampleRate, signal);
-    const result = await recognizer.recognize(slice, {
-      language: options.language,
-      signal,
-      tailPaddingSeconds: settings.streamTailPaddingSeconds,
-      ...(hotwords ? { hotwords } : {}),
-    });
+    const decode = (language: string) =>
+      recognizer.recognize(slice, { language, signal, tailPaddingSeconds: settings.streamTailPaddingSeconds, ...(hotwords ? { hotwords } : {}) });
+    let result = await decode(plan.recognizerLanguage);
+    // An aggregator restricts detection: speech detected outside its languages is decoded again
+    // in the member heard most so far (else its main language), and is reported as that member.
+    if (plan.allowed && result.language && !plan.allowed.includes(result.language)) {
+      const member = mostHeard(windows, plan.allowed) ?? plan.allowed[0]!;
+      result = { ...(await decode(member)), language: member };
+    }
     const found = assembleWords(result, window, options.words);
     const previous = windows.at(-1);
     words = previous && window.start < previous.end ? stitchWords(words, found, { start: window.start, end: previous.end }) : words.concat(found);
@@ -211,7 +212,7 @@ export async function transcribeAudio(
   let inAudio = words.map(inFile);
   // Numbers, placeholders and formatting are in the words themselves, so segments, utterances and
   // the transcription made of them all carry them; a merged word keeps its first start and last end.
-  const textOptions = textOptionsFor(options.text, textLanguage(options.language, recognizer), pause);
+  const textOptions = textOptionsFor(options.text, textLanguage(plan), pause);
   const text = textOptions ? await applyTextOptionsWithModels(inAudio, textOptions, { punctuator: engines.punctuator, signal }) : undefined;
   if (text) inAudio = text.words;
   // Last, so that sentence case and the lowering of all-capitals output leave the keywords' casing be.
@@ -224,7 +225,7 @@ export async function transcribeAudio(
     ...(text?.redactedEntities ? { redactedEntities: text.redactedEntities } : {}),
     ...(text?.namesRedacted === false ? { namesRedacted: false as const } : {}),
     transcription: joinWords(segments.map((s) => s.text).filter(Boolean)),
-    language: options.language === 'multi' ? detectedLanguage(segments, recognizer) : options.language,
+    language: detectsLanguage(options.language) ? detectedLanguage(segments, plan) : options.language,
     words: options.wordTimestamps ? labelled : [],
     utterances: options.wordTimestamps || options.sentenceTimestamps ? utterances : [],
     duration,
@@ -282,8 +283,8 @@ function roundMs(seconds: number): number {
   return Math.round(seconds * 1000) / 1000;
 }
 
-/** The language detected over the most speech time; else the recogniser's first real language. */
-function detectedLanguage(segments: TranscribedSegment[], recognizer: Recognizer): string {
+/** The language detected over the most speech time; else the aggregator's main language, or the recogniser's first real one. */
+function detectedLanguage(segments: TranscribedSegment[], plan: TranscriptionLanguagePlan): string {
   const seconds = new Map<string, number>();
   for (const s of segments) {
     if (s.language) seconds.set(s.language, (seconds.get(s.language) ?? 0) + (s.end - s.start));
@@ -296,10 +297,29 @@ function detectedLanguage(segments: TranscribedSegment[], recognizer: Recognizer
       bestSeconds = total;
     }
   }
-  return best ?? recognizer.languages.find((l) => l !== 'multi') ?? 'multi';
+  return best ?? fallbackLanguage(plan);
 }
 
-/** The language whose number rules apply to the words: the requested one, or for "multi" the recogniser's first real one. */
-function textLanguage(language: string, recognizer: Recognizer): string {
-  return language !== 'multi' ? language : (recognizer.languages.find((l) => l !== 'multi') ?? 'en');
+/** Of `members`, the one the windows decoded so far were detected in for longest; undefined when none was. */
+function mostHeard(windows: RecognizedWindow[], members: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestSeconds = 0;
+  for (const member of members) {
+    const total = windows.reduce((sum, w) => sum + (w.language === member ? w.end - w.start : 0), 0);
+    if (total > bestSeconds) {
+      best = member;
+      bestSeconds = total;
+    }
+  }
+  return best;
+}
+
+/** A detecting request's language before anything is detected: the aggregator's main language, else the recogniser's first real one. */
+function fallbackLanguage(plan: TranscriptionLanguagePlan): string {
+  return plan.allowed?.[0] ?? plan.recognizer.languages.find((l) => l !== DETECT) ?? DETECT;
+}
+
+/** The language whose number rules apply to the words: the requested one, or when detecting, fallbackLanguage's. */
+function textLanguage(plan: TranscriptionLanguagePlan): string {
+  return plan.recognizerLanguage !== DETECT ? plan.recognizerLanguage : plan.allowed?.[0] ?? (plan.recognizer.languages.find((l) => l !== DETECT) ?? 'en');
 }

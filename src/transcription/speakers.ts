@@ -1,7 +1,8 @@
 /**
  * Speaker labels for words and the utterances built from them: each word
  * takes the diarizer's speaker that overlaps it most, and speakers are renamed speaker_0,
- * speaker_1, … in the order they first speak.
+ * speaker_1, … in the order they first speak. A word's speaker confidence is that of the turns it
+ * was given by (the diarizer's measure, see engines/speaker-confidence.ts).
  */
 import type { SpeakerTurn } from '../engines/types.js';
 import type { Utterance, Word } from './types.js';
@@ -9,6 +10,11 @@ import type { TimedWord } from './words.js';
 
 export function speakerLabel(index: number): string {
   return `speaker_${index}`;
+}
+
+/** `speaker_2` → 2: the current layout's integer speaker. */
+export function speakerIndex(label: string): number {
+  return Number(label.slice(label.lastIndexOf('_') + 1));
 }
 
 /** Every word is speaker_0: the answer when diarization was not asked for. */
@@ -32,10 +38,20 @@ export function assignSpeakers(words: TimedWord[], turns: SpeakerTurn[]): Word[]
   return words.map((word) => {
     while (first < sorted.length && endedBy[first]! <= word.start) first++;
     const overlap = new Map<number, number>();
+    /** Per speaker: seconds of overlap with a turn that has a confidence, and those seconds × it. */
+    const scored = new Map<number, { seconds: number; sum: number }>();
     for (let i = first; i < sorted.length && sorted[i]!.start < word.end; i++) {
       const t = sorted[i]!;
       const seconds = Math.min(word.end, t.end) - Math.max(word.start, t.start);
-      if (seconds > 0) overlap.set(t.speaker, (overlap.get(t.speaker) ?? 0) + seconds);
+      if (seconds > 0) {
+        overlap.set(t.speaker, (overlap.get(t.speaker) ?? 0) + seconds);
+        if (t.confidence !== undefined) {
+          const sc = scored.get(t.speaker) ?? { seconds: 0, sum: 0 };
+          sc.seconds += seconds;
+          sc.sum += seconds * t.confidence;
+          scored.set(t.speaker, sc);
+        }
+      }
     }
     let speaker: number | undefined;
     let best = 0;
@@ -45,13 +61,22 @@ export function assignSpeakers(words: TimedWord[], turns: SpeakerTurn[]): Word[]
         speaker = s;
       }
     }
-    speaker ??= nearestTurn(sorted, word).speaker;
+    // The word's speaker confidence: that of the turns of its speaker it lies in, weighted by overlap.
+    let confidence: number | undefined;
+    if (speaker === undefined) {
+      const nearest = nearestTurn(sorted, word);
+      speaker = nearest.speaker;
+      confidence = nearest.confidence;
+    } else {
+      const sc = scored.get(speaker);
+      if (sc && sc.seconds > 0) confidence = sc.sum / sc.seconds;
+    }
     let label = labels.get(speaker);
     if (!label) {
       label = speakerLabel(labels.size);
       labels.set(speaker, label);
     }
-    return { ...word, speaker: label };
+    return { ...word, speaker: label, ...(confidence !== undefined && { speakerConfidence: Math.round(confidence * 1000) / 1000 }) };
   });
 }
 

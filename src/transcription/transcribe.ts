@@ -9,7 +9,8 @@ import { OverloadedError, UnsupportedAudioError } from '../errors.js';
 import { analyzeSpeakers } from '../voice-analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from '../voice-analysis/types.js';
 import { transcribeAudio, type Resample, type TranscriptionEngines } from './pipeline.js';
-import type { SpeakerBreakdown, Transcribe, TranscriptionResult } from './types.js';
+import { speakerIndex } from './speakers.js';
+import type { ResultUtterance, ResultWord, SpeakerBreakdown, Transcribe, TranscriptionResult, Utterance, Word } from './types.js';
 
 /** The engines one request uses, held until release() even if a model reload replaces them meanwhile. */
 export type HeldEngines = Partial<TranscriptionEngines> & Pick<TranscriptionEngines, 'recognizers'> & { analyzer: SpeakerAnalyzer; release(): void };
@@ -104,8 +105,8 @@ async function transcribeWith(
     request_id: context.requestId,
     transcription: transcript.transcription,
     language: transcript.language,
-    words: transcript.words,
-    utterances: transcript.utterances,
+    words: options.currentFields ? transcript.words.map((w) => currentWord(w, options.diarize)) : transcript.words.map(seedWord),
+    utterances: options.currentFields ? transcript.utterances.map((u) => currentUtterance(u, options.diarize)) : transcript.utterances,
     duration,
     metadata: { filename: options.filename, duration, fileSize: input.bytes.byteLength },
   };
@@ -133,6 +134,26 @@ async function transcribeWith(
     result.metadata.analyzers = analyzers;
   }
   return result;
+}
+
+/** The seed's word: its speaker label, no confidence. */
+function seedWord(w: Word): ResultWord {
+  return { word: w.word, start: w.start, end: w.end, speaker: w.speaker };
+}
+
+/** The current layout's word: its confidence, and with diarize its speaker's number and how sure that is. */
+function currentWord(w: Word, diarize: boolean): ResultWord {
+  const word: ResultWord = { word: w.word, start: w.start, end: w.end, confidence: w.confidence ?? null };
+  if (diarize) {
+    word.speaker = speakerIndex(w.speaker);
+    // 0 where the diarizer could not measure it (no turn, or turns too short to embed): no evidence for the label.
+    word.speaker_confidence = w.speakerConfidence ?? 0;
+  }
+  return word;
+}
+
+function currentUtterance(u: Utterance, diarize: boolean): ResultUtterance {
+  return { text: u.text, start: u.start, end: u.end, ...(diarize && { speaker: speakerIndex(u.speaker) }) };
 }
 
 function breakdown(speaker: string, traits: SpeakerTraits): SpeakerBreakdown {

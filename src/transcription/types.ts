@@ -5,9 +5,16 @@ import type { Keyword } from './options/keywords.js';
 export type { AgeGroup, Emotions };
 
 export interface TranscriptionOptions {
-  /** ISO 639-1 code or "multi" (detect). */
+  /** ISO 639-1 code, "multi" (detect), or an aggregator that detects among its languages (languages.ts). */
   language: string;
   wordTimestamps: boolean;
+  /**
+   * The current layout's word and utterance fields: each word's `confidence`, and with diarize an
+   * integer `speaker` with its `speaker_confidence` (utterances an integer `speaker`). Unset: the
+   * seed's, every word and utterance with a `speaker_<n>` label and no confidence. Stored with a
+   * job, so its delivery has the fields of the route it came in by.
+   */
+  currentFields?: boolean;
   /** Utterances with their times even without word timestamps (the current layout's sentence_timestamps). */
   sentenceTimestamps?: boolean;
   diarize: boolean;
@@ -33,6 +40,32 @@ export interface Word {
   start: number;
   end: number;
   speaker: string;
+  /** From the recogniser's token probabilities (words.ts wordConfidences); unset or null when it gives none. */
+  confidence?: number | null;
+  /** With diarization: how surely the word is its speaker's (speakers.ts). */
+  speakerConfidence?: number;
+}
+
+/**
+ * A word as a result gives it: the seed's (`speaker` a `speaker_<n>` label), or the current
+ * layout's (`confidence`, null when the recogniser gives no token probabilities; with diarize an
+ * integer `speaker` and `speaker_confidence`).
+ */
+export interface ResultWord {
+  word: string;
+  start: number;
+  end: number;
+  speaker?: string | number;
+  confidence?: number | null;
+  speaker_confidence?: number;
+}
+
+/** An utterance as a result gives it: `speaker` a label (seed), an integer with diarize, or absent (current layout). */
+export interface ResultUtterance {
+  text: string;
+  start: number;
+  end: number;
+  speaker?: string | number;
 }
 
 export interface Utterance {
@@ -53,8 +86,8 @@ export interface TranscriptionResult {
   request_id: string;
   transcription: string;
   language: string;
-  words: Word[];
-  utterances: Utterance[];
+  words: ResultWord[];
+  utterances: ResultUtterance[];
   duration: number;
   age?: AgeGroup;
   gender?: 'male' | 'female';

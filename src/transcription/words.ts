@@ -22,6 +22,8 @@ export interface TimedWord {
   word: string;
   start: number;
   end: number;
+  /** wordConfidences()'s value; unset (or null) when the recogniser gave no per-token probabilities. */
+  confidence?: number | null;
 }
 
 export interface WordAssemblyOptions {
@@ -77,8 +79,14 @@ export function assembleWords(segment: RecognizedSegment, span: TimeSpan, option
   if (groups.length === 0) {
     return textWords.length > 0 ? spreadByLength(textWords, span) : [];
   }
+  const confidences = wordConfidences(segment);
+  const withConfidence = (words: TimedWord[]): TimedWord[] =>
+    words.map((w, i) => {
+      const confidence = confidences[i];
+      return typeof confidence === 'number' ? { ...w, confidence } : w;
+    });
   const times = segment.timestamps;
-  if (times.length !== segment.tokens.length) return spreadByLength(spellings, span);
+  if (times.length !== segment.tokens.length) return withConfidence(spreadByLength(spellings, span));
 
   const words: TimedWord[] = [];
   const starts = groups.map((g) => clamp(span.start + times[g.first]!, span.start, span.end));
@@ -95,14 +103,14 @@ export function assembleWords(segment: RecognizedSegment, span: TimeSpan, option
     const end = Math.max(start, Math.min(tokenEnd, nextStart, span.end));
     words.push({ word: spellings[i]!, start, end });
   }
-  return words;
+  return withConfidence(words);
 }
 
 /**
  * A confidence in [0, 1] for each word assembleWords() gives `segment`, in the same order: the
  * geometric mean of its tokens' probabilities, exp(mean of their log-probabilities), so a word's
  * confidence does not fall just because it is spelt with more tokens. Null for every word when the
- * model gives no per-token probabilities (offline recognisers).
+ * model gives no per-token probabilities (Whisper, SenseVoice, CTC models).
  */
 export function wordConfidences(segment: RecognizedSegment): (number | null)[] {
   const groups = groupTokens(segment.tokens);

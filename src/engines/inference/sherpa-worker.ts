@@ -24,6 +24,7 @@ import type {
   WorkerRequest,
 } from '../sherpa-tasks.js';
 import { NO_RECOGNITION, VARIANT_SEPARATOR } from '../sherpa-tasks.js';
+import { speakerConfidences } from '../speaker-confidence.js';
 import {
   loadSherpaOnnx,
   type SherpaOfflinePunctuationConfig,
@@ -252,7 +253,27 @@ function runDiarize(task: DiarizeTask, cancelled: () => boolean): DiarizeResult 
   diarizer.setConfig({ clustering: task.clustering });
   // One native call over the whole recording; it cannot be interrupted once started.
   const segments = diarizer.process(task.samples);
-  return { segments: segments.map((s) => ({ start: s.start, end: s.end, speaker: s.speaker })) };
+  // sherpa gives no score with its clusters: each segment is embedded again with the same model
+  // to say how surely it is its speaker's (speaker-confidence.ts).
+  const { model, numThreads, provider } = config.embedding;
+  const extractor = loadModel(embeddingKey(task.key), [model], (s) => new s.SpeakerEmbeddingExtractor({ model, numThreads, provider, debug: 0 }));
+  const rate = diarizer.sampleRate;
+  const embedded = segments.map((s) => {
+    if (cancelled()) throw new TaskAborted();
+    const stream = extractor.createStream();
+    stream.acceptWaveform({ samples: task.samples.subarray(Math.round(s.start * rate), Math.round(s.end * rate)), sampleRate: rate });
+    stream.inputFinished();
+    return { start: s.start, end: s.end, speaker: s.speaker, ...(extractor.isReady(stream) ? { embedding: extractor.compute(stream) } : {}) };
+  });
+  const confidences = speakerConfidences(embedded);
+  return {
+    segments: segments.map((s, i) => ({ start: s.start, end: s.end, speaker: s.speaker, ...(confidences[i] !== undefined && { confidence: confidences[i] }) })),
+  };
+}
+
+/** The key of a diarization model's own embedding extractor, unloaded with it. */
+function embeddingKey(key: string): string {
+  return `${key}${VARIANT_SEPARATOR}segment-embeddings`;
 }
 
 function runTagging(task: TaggingTask, cancelled: () => boolean): TaggingResult {
@@ -295,6 +316,7 @@ port.on('message', (request: WorkerRequest) => {
   if (request.type === 'unload') {
     // sherpa frees the native model when the wrapper is collected (the C-bound one likewise).
     models.delete(request.key);
+    models.delete(embeddingKey(request.key));
     const variant = `${request.key}${VARIANT_SEPARATOR}`;
     for (const entry of fileHotwordsModels.filter((m) => m.key.startsWith(variant))) {
       fileHotwordsModels.splice(fileHotwordsModels.indexOf(entry), 1);

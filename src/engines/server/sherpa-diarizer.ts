@@ -36,7 +36,7 @@ export function createDiarizer(
       return segments
         .filter((s) => s.end > s.start)
         .sort((a, b) => a.start - b.start || a.end - b.end)
-        .map((s) => ({ start: s.start, end: s.end, speaker: s.speaker }));
+        .map((s) => ({ start: s.start, end: s.end, speaker: s.speaker, ...(s.confidence !== undefined && { confidence: s.confidence }) }));
     },
     async close() {
       pool.unload?.(key);

@@ -41,6 +41,7 @@ export function segmentFromOfflineResult(result: SherpaOfflineResult): Recognize
   const timestamps = result.timestamps?.length === tokens.length ? result.timestamps : [];
   const durations = timestamps.length > 0 && result.durations?.length === tokens.length ? result.durations : [];
   const segment: RecognizedSegment = { text: (result.text ?? '').trim(), tokens, timestamps, durations };
+  if (tokens.length > 0 && result.ys_log_probs?.length === tokens.length) segment.tokenLogProbs = result.ys_log_probs;
   const language = languageFromTag(result.lang);
   if (language) segment.language = language;
   const emotion = emotionFromTag(result.emotion);

@@ -14,6 +14,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   EngineError,
   InvalidRequestError,
+  LanguageNotInstalledError,
   MethodNotAllowedError,
   NotFoundError,
   NotOfferedError,
@@ -74,7 +75,7 @@ export function toDomainError(err: unknown, family: RouteFamily): ParleyError | 
 
 export interface WireError {
   status: number;
-  body: { status?: 'error'; error: string; message?: string; request_id?: string; error_code?: string };
+  body: { status?: 'error'; error: string; message?: string; request_id?: string; error_code?: string; language?: string; pack?: string };
   /** Whole seconds (at least 1) a client should wait before retrying, when the error says so. */
   retryAfter?: number;
   /** The domain error, or null when the cause was unexpected (its detail stays in the log). */
@@ -102,6 +103,18 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
   if (family === 'waves') {
     // A failed voice clone's 500 says why, with the service's error_code for it.
     if (known instanceof VoiceCloneError) return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode };
+    // Like the service's LANGUAGE_NOT_ENABLED_IN_REGION: the code and the language, so a client can tell it from a bad value; here also the pack that serves it.
+    if (known instanceof LanguageNotInstalledError) {
+      return {
+        status: 'error',
+        error: known.code,
+        message: known.message,
+        request_id: requestId,
+        error_code: known.errorCode,
+        ...(known.language !== undefined && { language: known.language }),
+        ...(known.pack !== undefined && { pack: known.pack }),
+      };
+    }
     // On this layout audio of any Content-Type is read, so the legacy "audio/*" sentence would mislead.
     const message =
       known.status === 500

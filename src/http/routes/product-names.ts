@@ -116,6 +116,11 @@ export function markDeprecated(successorDocsUrl: string | undefined) {
 /** Transcription path names: `/api/v1/<path>/get_text`, `/api/v1/<path>/jobs/:request_id`. */
 export const TRANSCRIPTION_ROUTE_NAMES: readonly string[] = ['stt', 'pulse'];
 
+/** Whether a transcription route takes the product's language codes (src/transcription/languages.ts): every route of the current layout, and the `pulse` name; `/api/v1/stt` keeps the seed's. */
+export function followsProductLanguages(layout: RouteLayout, name: string): boolean {
+  return layout === 'current' || name !== 'stt';
+}
+
 /** The layout a prefix serves: the legacy one keeps the original API's error bodies, the current one the service's. */
 export type RouteLayout = 'legacy' | 'current';
 export const layoutOf = (prefix: RoutePrefix): RouteLayout => (prefix === '/waves/v1' ? 'current' : 'legacy');

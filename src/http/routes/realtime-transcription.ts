@@ -32,8 +32,9 @@ import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js
 import { toDomainError } from '../plugins/error-mapping.js';
 import { OrderedMessages } from '../plugins/ordered-messages.js';
 import { CloseCode, idleTimeoutFromQuery, type RealtimeSession, type RealtimeSockets } from '../plugins/realtime-sockets.js';
-import { MAX_WORDS_PER_FINAL, TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
-import { TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
+import { MAX_WORDS_PER_FINAL, ProductTranscriptionSocketQuery, TranscriptionSocketQuery, type TranscriptionSocketQueryValues } from '../schemas/realtime.js';
+import { followsProductLanguages, TRANSCRIPTION_ROUTE_NAMES } from './product-names.js';
+import { DETECT, detectsLanguage } from '../../transcription/languages.js';
 
 export interface RealtimeTranscriptionOptions {
   /** The engines of the moment, held until release(). */
@@ -326,11 +327,12 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
     for (const url of paths) {
       const live = url === '/stt/live';
       const product = live || url.startsWith('/pulse/');
+      const productLanguages = followsProductLanguages(options.live ? 'current' : 'legacy', url.split('/')[1]!);
       app.route({
         method: 'GET',
         url,
         config: { rateFamily: 'transcription' },
-        schema: { hide: true, querystring: TranscriptionSocketQuery },
+        schema: { hide: true, querystring: productLanguages ? ProductTranscriptionSocketQuery : TranscriptionSocketQuery },
         // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
         preHandler: async (request) => {
           const engines = options.engines();
@@ -359,7 +361,8 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
             const stt = await StreamingTranscription.create(
               installed,
               {
-                language: settings.language,
+                // An aggregator is detection for the recogniser (restricted to its languages on batch only).
+                language: detectsLanguage(settings.language) ? DETECT : settings.language,
                 inputSampleRate: decoder.sampleRate,
                 wordTimestamps: settings.wordTimestamps || settings.sentenceTimestamps,
                 diarize: settings.diarize,

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
 import { wavesErrors } from '../schemas/common.js';
-import { CurrentTranscriptionQuery, TranscriptionQuery, transcriptionOptionsFromQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
+import { CurrentTranscriptionQuery, ProductTranscriptionQuery, TranscriptionQuery, transcriptionOptionsFromQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
 import type { RouteLayout } from './product-names.js';
 
 export interface TranscriptionRouteOptions {
@@ -31,6 +31,8 @@ export interface TranscriptionRouteOptions {
   /** Check webhook_url and webhook_extra before anything is read or stored (throws InvalidRequestError). */
   validateWebhook?(url: string, extra: string | undefined): Promise<void>;
   layout?: RouteLayout;
+  /** The product's language codes and aggregators (a product name, or the current layout); else the seed's. */
+  productLanguages?: boolean;
   /** Paths of the one handler within its prefix (default /get_text). */
   paths?: readonly string[];
 }
@@ -73,7 +75,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         summary: current
           ? 'Transcribe audio given as raw bytes of any Content-Type (the bytes say the format) or as JSON {"url": "…"}'
           : 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
-        querystring: current ? CurrentTranscriptionQuery : TranscriptionQuery,
+        querystring: current ? CurrentTranscriptionQuery : options.productLanguages ? ProductTranscriptionQuery : TranscriptionQuery,
         consumes: current ? ['*/*', 'application/json'] : ['audio/*', 'application/json'],
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'Transcription result, or {status: "processing", request_id} with webhook_url' }),
@@ -119,6 +121,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         const transcriptionOptions: TranscriptionOptions = {
           language: q.language ?? 'en',
           wordTimestamps: flag(q.word_timestamps),
+          ...(current && { currentFields: true }),
           ...(flag(q.sentence_timestamps) ? { sentenceTimestamps: true } : {}),
           diarize: flag(q.diarize),
           ageDetection: flag(q.age_detection),

@@ -51,8 +51,11 @@ export const WavesErrorBody = Type.Object(
     error: Type.String(),
     message: Type.String(),
     request_id: Type.String(),
-    /** A failed voice clone's cause: voice_clone_error or voice_clone_timeout. */
+    /** A failed voice clone's cause (voice_clone_error, voice_clone_timeout), or LANGUAGE_NOT_INSTALLED. */
     error_code: Type.Optional(Type.String()),
+    /** With LANGUAGE_NOT_INSTALLED: the requested language, and the catalogue pack that serves it when one does. */
+    language: Type.Optional(Type.String()),
+    pack: Type.Optional(Type.String()),
   },
   { $id: 'WavesError', description: 'Error body of every route under /waves/v1' },
 );

@@ -8,7 +8,7 @@ import type { ProductSpeechModel } from '../../synthesis/languages.js';
 import { SPEECH_MODEL_SPELLINGS, TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
 import { MAX_REQUEST_ID_CHARS } from './common.js';
 import { speechRequestSchema, type SpeechBody } from './speech-request.js';
-import { TranscriptionQuery, transcriptionOptionsQuery } from './transcription-query.js';
+import { productLanguageQuery, TranscriptionQuery, transcriptionOptionsQuery } from './transcription-query.js';
 
 const token = Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'API key, for browsers that cannot send Authorization (less safe: URLs get logged)' }));
 const timeout = Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'must be a whole number of seconds' }));
@@ -92,3 +92,6 @@ export const TranscriptionSocketQuery = Type.Object({
   ...transcriptionOptionsQuery,
 });
 export type TranscriptionSocketQueryValues = Static<typeof TranscriptionSocketQuery>;
+
+/** The socket's query under a product name or on the current layout: the product's language codes. */
+export const ProductTranscriptionSocketQuery = Type.Object({ ...TranscriptionSocketQuery.properties, language: productLanguageQuery });

@@ -4,11 +4,15 @@ import { TRANSCRIPTION_MODEL_SPELLINGS } from '../routes/product-names.js';
 import { MAX_KEYWORDS, MAX_KEYWORDS_CHARACTERS, parseKeywords } from '../../transcription/options/keywords.js';
 import type { TranscriptionOptions } from '../../transcription/types.js';
 import { StringEnum } from './common.js';
+import { PRODUCT_TRANSCRIPTION_LANGUAGES, SEED_TRANSCRIPTION_LANGUAGES } from '../../transcription/languages.js';
 
-export const sttLanguages = [
-  'it', 'es', 'en', 'pt', 'hi', 'de', 'fr', 'uk', 'ru', 'kn', 'ml', 'pl', 'mr', 'gu', 'cs', 'sk', 'te', 'or',
-  'nl', 'bn', 'lv', 'et', 'ro', 'pa', 'fi', 'sv', 'bg', 'ta', 'hu', 'da', 'lt', 'mt', 'multi',
-] as const;
+/** The seed's language codes: the neutral routes (`/api/v1/stt/...`) take these. */
+export const sttLanguages = SEED_TRANSCRIPTION_LANGUAGES;
+
+/** `language` on the product names (`pulse`) and the current layout: every documented code, the aggregators and `multi`. */
+export const productLanguageQuery = Type.Optional(
+  Type.String({ enum: [...PRODUCT_TRANSCRIPTION_LANGUAGES], description: 'Spoken language; multi detects it, an aggregator (multi-eu, multi-asian, multi-indic, …) detects it among its languages' }),
+);
 
 // Booleans are the strings true/false only (nothing is coerced: "1" or "yes" is a 400).
 const flag = (description: string) => Type.Optional(StringEnum(['true', 'false'], { description }));
@@ -59,12 +63,16 @@ export const TranscriptionQuery = Type.Object({
 
 export type TranscriptionQueryValues = Static<typeof TranscriptionQuery>;
 
+/** The legacy layout's query under a product name (`/api/v1/pulse/get_text`): the product's languages. */
+export const ProductTranscriptionQuery = Type.Object({ ...TranscriptionQuery.properties, language: productLanguageQuery });
+
 /** Encodings of headerless audio on the current layout (a file's own header wins over them). */
 export const rawEncodings = ['linear16', 'linear32', 'alaw', 'mulaw', 'opus', 'ogg_opus'] as const;
 
 /** The current layout's query: the legacy options, the format of headerless bytes, and sentence times. */
 export const CurrentTranscriptionQuery = Type.Object({
   ...TranscriptionQuery.properties,
+  language: productLanguageQuery,
   encoding: Type.Optional(StringEnum(rawEncodings, { description: 'Encoding of headerless audio (a file header, when present, says the format)' })),
   sample_rate: Type.Optional(Type.String({ pattern: '^[0-9]{4,6}$', description: 'Sample rate in Hz of headerless audio' })),
   sentence_timestamps: flag('Include utterances (sentence-level times)'),

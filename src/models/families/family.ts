@@ -53,6 +53,8 @@ export interface ModelFamily<K extends string = string> {
   detect(folder: PackFolder): Detection<NoInfer<K>> | undefined;
   /** Languages of a pack.json pack that names none, from its main model's metadata. */
   languagesFromMetadata?(metadata: Record<string, string>): string[];
+  /** Every language a catalogue entry of this family decodes, where the catalogue lists them in short (Whisper's ["multi"]). */
+  cataloguedLanguages?(languages: readonly string[]): string[];
 }
 
 /** Declares a family, keeping its kinds as literal types (PackKind is derived from them). */

@@ -33,6 +33,8 @@ export const whisper = defineFamily({
       forLanguage,
     }),
   },
+  // The catalogue lists a multilingual Whisper as ["multi"]: it decodes every language of its tokenizer.
+  cataloguedLanguages: (languages) => (languages.includes('multi') ? ['multi', ...WHISPER_LANGUAGES] : [...languages]),
   detect(folder) {
     const encoders = folder.onnx.filter((n) => /-encoder(\.int8)?\.onnx$/i.test(n));
     const tokens = folder.names.filter((n) => /-tokens\.txt$/i.test(n));

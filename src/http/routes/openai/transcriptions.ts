@@ -157,10 +157,10 @@ function verbose(result: TranscriptionResult, form: TranscriptionForm): VerboseT
       avg_logprob: 0,
       compression_ratio: 0,
       no_speech_prob: 0,
-      speaker: u.speaker,
+      speaker: String(u.speaker), // a speaker_<n> label: this route asks for the seed's fields
     }));
   }
-  if (form.granularities.has('word')) body.words = result.words.map((w) => ({ word: w.word, start: w.start, end: w.end, speaker: w.speaker }));
+  if (form.granularities.has('word')) body.words = result.words.map((w) => ({ word: w.word, start: w.start, end: w.end, speaker: String(w.speaker) }));
   const parley: Record<string, unknown> = {};
   for (const key of ['age', 'gender', 'emotions', 'speakers'] as const) if (result[key] !== undefined) parley[key] = result[key];
   if (result.metadata.analyzers) parley.analyzers = result.metadata.analyzers;
