@@ -35,6 +35,25 @@ export class InvalidRequestError extends ParleyError {
   readonly status = 400;
 }
 
+/**
+ * A request that needs a model pack this server does not have (no VAD, no recogniser): only an
+ * install fixes it, so it is answered at once and never queued. A 400, not a 503: the clients of
+ * every family retry a 5xx (the openai SDKs and the service's Python SDK retry 408, 409, 429 and
+ * every 5xx, sleeping through Retry-After), which only delays the answer.
+ * `missing` names what is absent and the catalogue pack to install; the message says the command
+ * and the admin route that install it.
+ */
+export class PackNotInstalledError extends InvalidRequestError {
+  readonly errorCode = 'PACK_NOT_INSTALLED';
+  constructor(
+    message: string,
+    /** What is missing (the voice activity detector, a speech recogniser) and the catalogue pack that provides it. */
+    readonly missing: ReadonlyArray<{ role: 'vad' | 'recognizer'; pack: string | undefined }>,
+  ) {
+    super(message);
+  }
+}
+
 /** An operation of the service's other products (chat completions, analytics, …) this server does not offer. */
 export class NotOfferedError extends ParleyError {
   readonly code = 'NotImplemented';

@@ -12,7 +12,7 @@ import { buildEngines, type Engines } from './compose/engines.js';
 import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
 import { buildSynthesis, warmUpSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
-import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
+import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildPackCheck, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import { warmUpCodecs } from './audio/warm-up.js';
 import type { Config } from './config.js';
@@ -200,7 +200,12 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
           }),
           writeStallTimeoutMs: config.http.writeStallTimeoutMs,
         },
-        transcription: transcribe && { transcribe, fetchUrl: buildUrlFetcher(config) },
+        transcription: transcribe && {
+          transcribe,
+          fetchUrl: buildUrlFetcher(config),
+          // A stand-in transcriber (tests) needs no pack.
+          ...(engines && !options.transcribe ? { requirePacks: buildPackCheck(engines.models) } : {}),
+        },
         cloning,
         sockets,
         streamingEngines: heldEngines,

@@ -22,6 +22,7 @@ import { resampleYielding } from '../audio/resample-yielding.js';
 import { defaultConfig, type DecodingSettings } from '../config.js';
 import type { Diarizer, Punctuator, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
+import { requireTranscriptionPacks } from '../models/missing-packs.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
 import { stitchWords } from './stitch.js';
@@ -97,9 +98,11 @@ export interface AudioTranscript {
 
 /**
  * The recogniser for `language`: the first that lists it, and for "multi" the first that detects
- * languages. InvalidRequestError when none is installed.
+ * languages. PackNotInstalledError when no recogniser is installed at all, InvalidRequestError
+ * when none serves the language.
  */
 export function chooseRecognizer(recognizers: Recognizer[], language: string): Recognizer {
+  if (recognizers.length === 0) requireTranscriptionPacks({ vad: true, recognizers: 0 }, language);
   const found = recognizers.find((r) => r.languages.includes(language));
   if (found) return found;
   if (language === 'multi') {

@@ -18,6 +18,7 @@ import {
   NotFoundError,
   NotOfferedError,
   OverloadedError,
+  PackNotInstalledError,
   ParleyError,
   PayloadTooLargeError,
   UnsupportedAudioError,
@@ -100,8 +101,8 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
     return { error: sentence, request_id: requestId };
   }
   if (family === 'waves') {
-    // A failed voice clone's 500 says why, with the service's error_code for it.
-    if (known instanceof VoiceCloneError) return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode };
+    // A failed voice clone's 500 says why, with the service's error_code for it; a missing pack says which (PACK_NOT_INSTALLED).
+    if (known instanceof VoiceCloneError || known instanceof PackNotInstalledError) return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode };
     // On this layout audio of any Content-Type is read, so the legacy "audio/*" sentence would mislead.
     const message =
       known.status === 500
