@@ -709,6 +709,10 @@ describe('playground', { skip: NEEDS }, () => {
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.waitForFunction(() => /no voice activity detection/.test(document.getElementById('stt-reason')?.textContent ?? ''));
     assert.equal(await page.locator('#stt-install').isVisible(), false);
+    // The page asks the admin routes whether the key is an admin's: a user key's 403 there is the expected answer, which Chromium logs.
+    await page.waitForFunction(() => document.getElementById('admin-tools')?.hidden === true);
+    const expected403 = problems.findIndex((p) => p.includes('status of 403'));
+    if (expected403 >= 0) problems.splice(expected403, 1);
     // Back to the admin key and a working VAD for the tests after this one.
     rmSync(path.join(s.config.modelsDir, 'silero-vad'), { recursive: true });
     symlinkSync(sharedModel('silero-vad-v5'), path.join(s.config.modelsDir, 'silero-vad-v5'), 'dir');
