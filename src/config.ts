@@ -135,6 +135,15 @@ export const ConfigSchema = Type.Object({
   host: text('0.0.0.0', 'address to listen on'),
   dataDir: text('./data', 'the SQLite database (without `DATABASE_URL`) and caches a node rebuilds itself (model verification verdicts)'),
   modelsDir: text('./models', 'model packs, one folder each'),
+  /** What `parley serve` installs on its own, and where packs are downloaded from. */
+  models: Type.Object({
+    autoPull: flag(
+      true,
+      '`parley serve` installs what transcription needs when it is missing, in the background while it serves: the default VAD (`silero-vad`) whenever none is installed, and once (remembered in the data dir) the recommended recogniser for `models.autoPullLanguage`; `false`: it never downloads on its own',
+    ),
+    autoPullLanguage: text('en', 'the language whose recommended recogniser (from the catalogue) a first start installs'),
+    mirrorUrl: text('', 'download catalogue packs from this base URL (the asset\'s file name appended, e.g. `http://mirror/silero_vad.onnx`) instead of their upstream hosts; empty: upstream'),
+  }),
   databaseUrl: text('', '`postgres://user:pass@host/db` to share one PostgreSQL database between nodes; empty: SQLite in the data dir'),
   /** How the node deals with a database that is slow or gone (a restart, a failover, a full disk). */
   database: Type.Object({
@@ -367,6 +376,7 @@ const envAliases: Record<string, string[]> = {
   PARLEY_API_KEY: ['apiKey'],
   PARLEY_DATA_DIR: ['dataDir'],
   PARLEY_MODELS_DIR: ['modelsDir'],
+  PARLEY_MODELS_AUTO_PULL: ['models', 'autoPull'],
   PARLEY_ALLOWED_PRIVATE_HOSTS: ['allowedPrivateHosts'],
   PARLEY_LOG_LEVEL: ['logLevel'],
   PARLEY_WEBHOOK_BACKOFF_MS: ['webhooks', 'backoffBaseMs'],
@@ -511,6 +521,7 @@ function crossCheck(config: Config, problems: string[]): void {
     problems.push('wyoming.apiKey (PARLEY_WYOMING__API_KEY) must be set to the key (sk_…) whose account Wyoming connections use');
   if (config.metrics.port > 0 && config.metrics.port === config.port) problems.push('metrics.port must differ from port');
   if (config.metrics.token && config.metrics.token.length < 16) problems.push('metrics.token must be at least 16 characters');
+  if (config.models.mirrorUrl && !/^https?:\/\/[^\s]+$/.test(config.models.mirrorUrl)) problems.push('models.mirrorUrl must be an http or https URL');
   if (config.cloning.sampleSeconds < config.cloning.minSpeechSeconds) problems.push('cloning.sampleSeconds must be at least cloning.minSpeechSeconds');
 }
 

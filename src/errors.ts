@@ -36,9 +36,29 @@ export class InvalidRequestError extends ParleyError {
 }
 
 /**
- * A language the API takes but no installed recogniser serves: fixed only by installing a pack,
- * so it is answered at once, never queued or retried. `pack` is the catalogue pack that serves it,
- * when one does; the current layout's body carries both with error_code LANGUAGE_NOT_INSTALLED.
+/**
+ * A request that needs a model pack this server does not have (no VAD, no recogniser): only an
+ * install fixes it, so it is answered at once and never queued. A 400, not a 503: the clients of
+ * every family retry a 5xx (the openai SDKs and the service's Python SDK retry 408, 409, 429 and
+ * every 5xx, sleeping through Retry-After), which only delays the answer.
+ * `missing` names what is absent and the catalogue pack to install; the message says the command
+ * and the admin route that install it.
+ */
+export class PackNotInstalledError extends InvalidRequestError {
+  readonly errorCode = 'PACK_NOT_INSTALLED';
+  constructor(
+    message: string,
+    /** What is missing (the voice activity detector, a speech recogniser) and the catalogue pack that provides it. */
+    readonly missing: ReadonlyArray<{ role: 'vad' | 'recognizer'; pack: string | undefined }>,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A language the API takes but no installed recogniser serves, while others are installed: like
+ * PackNotInstalledError, answered at once. `pack` is the catalogue pack that serves it, when one
+ * does; the current layout's body carries both with error_code LANGUAGE_NOT_INSTALLED.
  */
 export class LanguageNotInstalledError extends InvalidRequestError {
   readonly errorCode = 'LANGUAGE_NOT_INSTALLED';

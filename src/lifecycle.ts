@@ -40,6 +40,8 @@ export interface BackgroundTask {
 /** `ok` plus whatever the check shows an authenticated caller (counts, pack lists, the error). */
 export interface ReadinessResult {
   ok: boolean;
+  /** One sentence every caller of /readyz sees, even unauthenticated (e.g. offline at first start): nothing secret. */
+  note?: string;
   [field: string]: unknown;
 }
 
@@ -49,16 +51,20 @@ export type ReadinessChecks = Record<string, () => Promise<ReadinessResult>>;
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, unknown>;
+  /** The checks' notes, for every caller. */
+  notes: string[];
 }
 
 /** Run every check; one that throws counts as not ok with its message as the detail. */
 export async function runReadinessChecks(checks: ReadinessChecks): Promise<ReadinessReport> {
   const results: Record<string, unknown> = {};
+  const notes: string[] = [];
   let ready = true;
   for (const [name, check] of Object.entries(checks)) {
-    const r = await check().catch((err: Error) => ({ ok: false, detail: err.message }));
+    const r: ReadinessResult = await check().catch((err: Error) => ({ ok: false, detail: err.message }));
     results[name] = r;
     if (!r.ok) ready = false;
+    if (r.note) notes.push(r.note);
   }
-  return { ready, checks: results };
+  return { ready, checks: results, notes };
 }

@@ -12,7 +12,7 @@ import { buildEngines, type Engines } from './compose/engines.js';
 import { buildRateLimitStore, buildSocketSlots, buildStorage, ensureFirstKey, type Storage } from './compose/storage.js';
 import { buildSynthesis, warmUpSynthesis } from './compose/synthesis.js';
 import { buildVoiceCloning } from './compose/cloning.js';
-import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
+import { buildDecodeWorkers, buildFfmpegRunner, buildHeldEngines, buildPackCheck, buildTranscription, buildUrlFetcher } from './compose/transcription.js';
 import { createFfmpegEncoder } from './audio/ffmpeg-encode.js';
 import { warmUpCodecs } from './audio/warm-up.js';
 import type { Config } from './config.js';
@@ -21,7 +21,10 @@ import { redactingLoggerOptions } from './http/plugins/log-redaction.js';
 import { RealtimeSockets } from './http/plugins/realtime-sockets.js';
 import { readTlsFiles, reloadTls } from './http/plugins/tls.js';
 import { startWyoming, type WyomingServer } from './http/wyoming/server.js';
-import { listCatalogue } from './models/catalogue.js';
+import { listCatalogue, type CatalogueEntry } from './models/catalogue.js';
+import { FirstRun } from './models/first-run.js';
+import { missingPacksMessage, missingTranscriptionPacks, transcriptionPacksOf } from './models/missing-packs.js';
+import { mirroredFetch } from './models/pull.js';
 import { PackAdmin } from './models/pack-admin.js';
 import type { JobLogger } from './jobs/job-events.js';
 import { buildJobQueue, type JobQueue } from './jobs/job-queue.js';
@@ -50,6 +53,13 @@ export interface ServerOptions {
   extraRoutes?: { speech?: RouteRegistrar[]; stt?: RouteRegistrar[] };
   /** The fetch pack installs download with (tests: one serving the catalogue's URLs from loopback). */
   packFetch?: typeof fetch;
+  /**
+   * Install what transcription lacks once listening, in the background (config.models.autoPull):
+   * `parley serve` sets it; a server a test or a command builds never downloads on its own.
+   */
+  firstRun?: boolean;
+  /** The catalogue the server installs from (tests: entries served from loopback); default the built-in one. */
+  catalogue?: () => CatalogueEntry[];
   /** Runs instead of compiling and running every encoder and decoder once (tests: a stand-in whose end the test decides). */
   warmUp?: () => Promise<string[]>;
 }
@@ -163,6 +173,39 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
     });
     releasers.add('socket key checks', async () => sockets.close());
     readiness.realtime = async () => ({ ok: true, detail: sockets.report() });
+    const catalogue = options.catalogue ?? listCatalogue;
+    const packFetch = options.packFetch ?? (config.models.mirrorUrl ? mirroredFetch(config.models.mirrorUrl) : undefined);
+    const packs =
+      engines &&
+      new PackAdmin({
+        modelsDir: config.modelsDir,
+        dataDir: config.dataDir,
+        espeakDataDir: config.synthesis.espeakDataDir,
+        catalogue,
+        ...(packFetch ? { fetchImpl: packFetch } : {}),
+      });
+    const background: BackgroundTask[] = [];
+    if (engines && packs && options.firstRun && config.models.autoPull) {
+      const models = engines.models;
+      const firstRun = new FirstRun({
+        dataDir: config.dataDir,
+        modelsDir: config.modelsDir,
+        language: config.models.autoPullLanguage,
+        catalogue,
+        packs,
+        models,
+        log: pino({ name: 'first-run', level: config.logLevel }),
+      });
+      background.push({ name: 'first-run installs', start: async () => firstRun.start(), stop: () => firstRun.stop() });
+      readiness.firstRun = async () => {
+        const report = firstRun.report();
+        return { ok: true, detail: report, ...(report.note ? { note: report.note } : {}) };
+      };
+    } else if (engines) {
+      // Nothing will install what transcription lacks: say so once, at start.
+      const missing = missingTranscriptionPacks(transcriptionPacksOf(engines.models.report().loaded), config.models.autoPullLanguage, catalogue());
+      if (missing.length) pino({ name: 'models', level: config.logLevel }).warn(missingPacksMessage(missing));
+    }
     let jobs: JobQueue | undefined;
     if (transcribe) {
       jobs = buildJobQueue(config, {
@@ -200,23 +243,22 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
         models: engines && {
           report: () => engines.models.report(),
           reload: () => engines.models.reload(),
-          packs: new PackAdmin({
-            modelsDir: config.modelsDir,
-            dataDir: config.dataDir,
-            espeakDataDir: config.synthesis.espeakDataDir,
-            catalogue: listCatalogue,
-            ...(options.packFetch ? { fetchImpl: options.packFetch } : {}),
-          }),
+          ...(packs ? { packs } : {}),
           writeStallTimeoutMs: config.http.writeStallTimeoutMs,
         },
-        transcription: transcribe && { transcribe, fetchUrl: buildUrlFetcher(config) },
+        transcription: transcribe && {
+          transcribe,
+          fetchUrl: buildUrlFetcher(config),
+          // A stand-in transcriber (tests) needs no pack.
+          ...(engines && !options.transcribe ? { requirePacks: buildPackCheck(engines.models, catalogue) } : {}),
+        },
         cloning,
         sockets,
         streamingEngines: heldEngines,
         openai: engines && {
           ffmpeg: ffmpegEncoder,
           report: () => engines.models.report(),
-          catalogue: listCatalogue,
+          catalogue,
         },
         jobs: jobs?.service,
         extraRoutes: options.extraRoutes,
@@ -243,7 +285,7 @@ export async function buildServer(config: Config, options: ServerOptions = {}): 
           })
       : undefined;
     if (tracing) app.addHook('onClose', async () => tracing.flush().catch((err) => log.warn({ err }, 'sending the last spans failed')));
-    return serving(app, { storage, voices, engines, jobs, metrics, warmedUp }, config, wyoming);
+    return serving(app, { storage, voices, engines, jobs, metrics, warmedUp }, config, wyoming, background);
   } catch (err) {
     await releasers.releaseAll();
     throw err;
@@ -255,6 +297,7 @@ function serving(
   parts: Pick<Server, 'storage' | 'voices' | 'engines' | 'jobs' | 'metrics' | 'warmedUp'>,
   config: Config,
   startWyomingListener?: () => Promise<WyomingServer>,
+  background: BackgroundTask[] = [],
 ): Server {
   let wyoming: WyomingServer | undefined;
   const started: BackgroundTask[] = [];
@@ -304,7 +347,7 @@ function serving(
           metricsListener = await startMetricsListener(parts.metrics, { port: config.metrics.port, host: config.metrics.host });
           app.log.info(`metrics at ${metricsListener.url}`);
         }
-        for (const task of parts.jobs?.background ?? []) {
+        for (const task of [...(parts.jobs?.background ?? []), ...background]) {
           await task.start();
           started.push(task);
         }

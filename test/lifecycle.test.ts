@@ -25,7 +25,7 @@ describe('Releasers', () => {
 
 describe('runReadinessChecks', () => {
   it('is ready only when every check is ok; a throwing check is not ok with its message', async () => {
-    assert.deepEqual(await runReadinessChecks({ a: async () => ({ ok: true, detail: 1 }) }), { ready: true, checks: { a: { ok: true, detail: 1 } } });
+    assert.deepEqual(await runReadinessChecks({ a: async () => ({ ok: true, detail: 1 }) }), { ready: true, checks: { a: { ok: true, detail: 1 } }, notes: [] });
     const report = await runReadinessChecks({
       a: async () => ({ ok: true }),
       b: async () => {
@@ -34,5 +34,10 @@ describe('runReadinessChecks', () => {
     });
     assert.equal(report.ready, false);
     assert.deepEqual(report.checks.b, { ok: false, detail: 'database down' });
+  });
+
+  it("gathers the checks' notes without making the node unready", async () => {
+    const report = await runReadinessChecks({ a: async () => ({ ok: true, note: 'offline: transcription waits for a pack' }), b: async () => ({ ok: true }) });
+    assert.deepEqual(report, { ready: true, checks: { a: { ok: true, note: 'offline: transcription waits for a pack' }, b: { ok: true } }, notes: ['offline: transcription waits for a pack'] });
   });
 });

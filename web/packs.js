@@ -63,7 +63,7 @@ async function reload() {
 }
 
 /** Reads the install's Server-Sent Events: progress, then installed or error. */
-async function install(id) {
+export async function install(id) {
   state.begin(`Installing ${id}: connecting…`);
   const bar = $('install-progress');
   bar.hidden = false;

@@ -24,6 +24,8 @@ async function loadAll() {
     for (const id of ['clone-record', 'clone', 'dict-save', 'dict-try']) $(id).disabled = false;
     showTranscriptionOptions();
     await Promise.all([loadVoices(), loadPacks(), loadDictionaries(), loadClones()]);
+    // Again, now that loadPacks knows whether the key is an admin's (who may install what transcription lacks).
+    showTranscriptionOptions();
   } catch (error) {
     setKeyStatus(error.status === 401 ? 'This key is not valid.' : `Could not reach Parley: ${error.message}`, true);
   }

@@ -6,6 +6,7 @@
 // microphone streamed over the WebSocket in the chosen encoding, partials growing in place.
 import { $, api, el, explainDisabled, fillSelect, json, loadedKinds, Player, postJson, RequestState, saveBlob, session, socketUrl } from './lib.js';
 import { createLiveEncoder } from './live-encoders.js';
+import { install as installPack } from './packs.js';
 
 const LIVE_RATE = 16000;
 const JOB_POLL_MS = 1000;
@@ -71,11 +72,22 @@ export function showTranscriptionOptions() {
   explainDisabled($('live-diarize'), 'live-diarize-reason', diarizeReason);
   showRouteOptions();
   showEncodingOptions();
-  const recognizers = [...kinds].some((k) => k.startsWith('asr-'));
-  const reason = recognizers ? undefined : 'No speech recogniser pack is loaded: install one (Model packs).';
+  // What is missing (the VAD, a recogniser) and what to install: the server's own answer, as a request would get it.
+  const { missing = [], message } = session.packs.transcription ?? {};
+  const reason = missing.length ? message : undefined;
   for (const id of ['audio-file', 'transcribe-url', 'live-start']) $(id).disabled = Boolean(reason);
   $('live-start').dataset.noRecognizer = String(Boolean(reason));
   $('stt-reason').textContent = reason ?? '';
+  // An admin key may install the recommended packs from here (the admin install route).
+  const installable = session.isAdmin ? missing.filter((m) => m.pack) : [];
+  $('stt-install').replaceChildren(
+    ...installable.map((m) => {
+      const button = el('button', { type: 'button', textContent: `Install ${m.pack} (${m.role === 'vad' ? 'voice activity detection' : 'recommended recogniser'})` });
+      button.addEventListener('click', () => installPack(m.pack));
+      return button;
+    }),
+  );
+  $('stt-install').hidden = installable.length === 0;
 }
 
 const openAiRoute = () => $('route-openai').checked;

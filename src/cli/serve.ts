@@ -5,6 +5,7 @@ import { startServer } from '../server.js';
 export async function serve(config: Config): Promise<number> {
   const server = await startServer(config, {
     logger: { level: config.logLevel },
+    firstRun: true,
     onFirstKey: (key) => {
       process.stdout.write(
         `\n  No API key existed, so Parley created one. It is shown only this once:\n\n    ${key}\n\n` +

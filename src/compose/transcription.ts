@@ -6,7 +6,9 @@ import { ConcurrencyLimit } from '../concurrency/concurrency-limit.js';
 import { createFfmpegRunner, type FfmpegRunner } from '../audio/ffmpeg.js';
 import type { Config } from '../config.js';
 import type { EngineSet } from '../engines/server/engine-set.js';
+import type { CatalogueEntry } from '../models/catalogue.js';
 import type { InstalledModels } from '../models/installed-models.js';
+import { requireTranscriptionPacks, transcriptionPacksOf } from '../models/missing-packs.js';
 import { createAddressPolicy } from '../net/address-policy.js';
 import { fetchAudio, type FetchedAudio } from '../net/fetch-audio.js';
 import { createSpeakerAnalysis } from '../voice-analysis/speaker-analysis.js';
@@ -37,6 +39,14 @@ export function buildHeldEngines(models: Pick<InstalledModels, 'acquire'>): () =
     const set = models.acquire();
     return { vad: set?.vad, recognizers: set?.recognizers ?? [], diarizer: set?.diarizer, punctuator: set?.punctuator, analyzer: analyzerFor(set), release: () => set?.release() };
   };
+}
+
+/**
+ * What every transcription needs among the loaded packs, checked before a request reads a URL or
+ * stores a job: throws PackNotInstalledError naming the pack to install.
+ */
+export function buildPackCheck(models: Pick<InstalledModels, 'report'>, catalogue: () => CatalogueEntry[]): (language: string) => void {
+  return (language) => requireTranscriptionPacks(transcriptionPacksOf(models.report().loaded), language, catalogue());
 }
 
 /** The decode worker threads (config.transcription.decodeWorkers); undefined when 0 (decoding on the event loop). */

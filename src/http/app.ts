@@ -81,7 +81,7 @@ export interface AppDeps {
   /** The model admin routes (/admin/models). */
   models?: ModelAdminDeps;
   /** POST /stt/get_text. */
-  transcription?: { transcribe: Transcribe; fetchUrl: TranscriptionRouteOptions['fetchUrl'] };
+  transcription?: { transcribe: Transcribe; fetchUrl: TranscriptionRouteOptions['fetchUrl']; requirePacks?: TranscriptionRouteOptions['requirePacks'] };
   /** GET /stt/jobs/:request_id, and webhook_url on get_text. */
   jobs?: JobService;
   /** add_voice, and the account's clones as voices. */
@@ -215,7 +215,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       const { synthesis, transcription } = deps;
       if (deps.openai && synthesis && transcription) {
         const realtime = { streamingEngines: deps.streamingEngines, sockets: deps.sockets };
-        for (const routes of openAiRoutes({ ...deps.openai, ...realtime, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe })) await openai.register(routes);
+        for (const routes of openAiRoutes({ ...deps.openai, ...realtime, config, synthesis, voices: deps.voices, transcribe: transcription.transcribe, requirePacks: transcription.requirePacks })) await openai.register(routes);
       }
     },
     { prefix: '/v1' },

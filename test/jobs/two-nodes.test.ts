@@ -39,7 +39,8 @@ interface Node {
 
 /** `parley serve` in a child process; resolves with its URL once it listens. */
 function startNode(name: string, env: NodeJS.ProcessEnv): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Tests never download: the models are the test's.
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { env: { PARLEY_MODELS__AUTO_PULL: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@ import { createOnlineRecognizer } from '../../src/engines/server/sherpa-online-r
 import { createSherpaVad } from '../../src/engines/server/sherpa-vad.js';
 import type { StreamingVoiceActivityDetector } from '../../src/engines/types.js';
 import { createWorkerPool, type WorkerPool } from '../../src/engines/inference/worker-pool.js';
-import { AudioTooLongError, OverloadedError, UnsupportedAudioError } from '../../src/errors.js';
+import { AudioTooLongError, PackNotInstalledError, UnsupportedAudioError } from '../../src/errors.js';
 import { createSpeakerAnalysis } from '../../src/voice-analysis/speaker-analysis.js';
 import { createTranscriber, type HeldEngines } from '../../src/transcription/transcribe.js';
 import type { TranscriptionOptions } from '../../src/transcription/types.js';
@@ -30,16 +30,19 @@ const options: TranscriptionOptions = {
 const context = () => ({ requestId: 'req-1', signal: new AbortController().signal });
 
 describe('createTranscriber without a VAD pack', () => {
-  it('answers 503 naming the missing model, and releases the engines it took', async () => {
+  it('answers 400 at once naming the missing packs and the command that installs them, and releases the engines it took', async () => {
     let released = 0;
     const transcribe = createTranscriber({
       engines: () => ({ recognizers: [], analyzer: createSpeakerAnalysis(), release: () => void released++ }),
       utterancePauseSeconds: 0.5,
     });
     await assert.rejects(transcribe({ bytes: makeWav(1), contentType: 'audio/wav' }, options, context()), (e: unknown) => {
-      assert.ok(e instanceof OverloadedError);
-      assert.equal(e.status, 503);
-      assert.match(e.message, /no voice activity detection model is installed/);
+      assert.ok(e instanceof PackNotInstalledError);
+      assert.equal(e.status, 400);
+      assert.equal(e.retryAfterSeconds, undefined);
+      assert.deepEqual(e.missing.map((m) => m.role), ['recognizer', 'vad']);
+      assert.match(e.message, /no speech recognition model is installed and no voice activity detection \(VAD\) model is installed/);
+      assert.match(e.message, /`parley models pull sherpa-onnx-moonshine-base-en-int8 silero-vad`/);
       return true;
     });
     assert.equal(released, 1);

@@ -19,6 +19,7 @@ import {
   NotFoundError,
   NotOfferedError,
   OverloadedError,
+  PackNotInstalledError,
   ParleyError,
   PayloadTooLargeError,
   UnsupportedAudioError,
@@ -101,8 +102,12 @@ function wireBody(err: ParleyError | null, family: RouteFamily, requestId: strin
     return { error: sentence, request_id: requestId };
   }
   if (family === 'waves') {
-    // A failed voice clone's 500 says why, with the service's error_code for it.
+    // A failed voice clone's 500 says why, with the service's error_code for it; a missing pack says which (PACK_NOT_INSTALLED).
     if (known instanceof VoiceCloneError) return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode };
+    if (known instanceof PackNotInstalledError) {
+      const packs = known.missing.flatMap((m) => (m.pack ? [m.pack] : []));
+      return { status: 'error', error: known.code, message: known.message, request_id: requestId, error_code: known.errorCode, ...(packs.length > 0 && { pack: packs.join(' ') }) };
+    }
     // Like the service's LANGUAGE_NOT_ENABLED_IN_REGION: the code and the language, so a client can tell it from a bad value; here also the pack that serves it.
     if (known instanceof LanguageNotInstalledError) {
       return {

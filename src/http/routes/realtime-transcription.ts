@@ -22,10 +22,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData } from 'ws';
 import { createStreamDecoder, type StreamDecoder, type StreamEncoding } from '../../audio/stream-decoder.js';
-import { AbortedError, InvalidRequestError } from '../../errors.js';
+import { AbortedError, InvalidRequestError, PackNotInstalledError } from '../../errors.js';
+import { missingPacksCloseReason } from '../../models/missing-packs.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../transcription/streaming-session.js';
-import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
+import { requireTranscriptionEngines, requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { applyToLiveTranscriptWithModels, liveTranscriptionOptions, type LiveTextRequest, type LiveTranscriptionOptions } from '../../transcription/options/live.js';
 import type { Punctuator } from '../../engines/types.js';
 import { transcriptionOptionsFromQuery } from '../schemas/transcription-query.js';
@@ -124,6 +125,7 @@ function settingsOf(q: TranscriptionSocketQueryValues, options: RealtimeTranscri
 
 /** Checks the settings against the installed engines (throws the REST route's errors). */
 function checkInstalled(engines: HeldEngines, settings: SocketSettings) {
+  requireTranscriptionEngines(engines, settings.language);
   const vad = requireVad(engines);
   const recognizer = checkEngines(engines, settings);
   return { vad, recognizer, diarizer: engines.diarizer };
@@ -333,11 +335,15 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
         url,
         config: { rateFamily: 'transcription' },
         schema: { hide: true, querystring: productLanguages ? ProductTranscriptionSocketQuery : TranscriptionSocketQuery },
-        // Before the upgrade: a bad value or a missing engine is a plain 4xx/503.
+        // Before the upgrade: a bad value or a missing engine is a plain 4xx/503. A missing pack is
+        // told inside the socket instead (an error message, then the close frame): a browser's
+        // WebSocket never shows the body of a refused upgrade, only that it failed.
         preHandler: async (request) => {
           const engines = options.engines();
           try {
             checkInstalled(engines, settingsOf(request.query, options, product));
+          } catch (err) {
+            if (!(err instanceof PackNotInstalledError)) throw err;
           } finally {
             engines.release();
           }
@@ -390,6 +396,12 @@ export function realtimeTranscriptionRoutes(options: RealtimeTranscriptionOption
             if (socket.isPaused && !handler.messages.backlogged) socket.resume();
           } catch (err) {
             engines.release();
+            if (err instanceof PackNotInstalledError) {
+              request.log.info({ reason: err.message }, 'streaming transcription refused: a pack is missing');
+              await session.send({ type: 'error', status: 'error', error_code: err.errorCode, message: err.message, session_id: request.id }, options.writeStallTimeoutMs).catch(() => undefined);
+              session.close(CloseCode.internal, missingPacksCloseReason(err.missing));
+              return;
+            }
             request.log.error({ err }, 'streaming transcription could not start');
             session.close(CloseCode.internal, 'transcription could not start');
           }

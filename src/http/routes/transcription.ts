@@ -19,6 +19,12 @@ export interface TranscriptionRouteOptions {
   maxUploadBytes: number;
   /** Fetch a URL given as input, with the address policy and caps applied. */
   fetchUrl(url: string, signal: AbortSignal): Promise<{ bytes: Uint8Array; contentType: string; filename: string }>;
+  /**
+   * Throws PackNotInstalledError when this server lacks a pack every transcription in `language`
+   * needs (no VAD, no recogniser at all): checked before a URL is fetched or a job is stored.
+   * Unset (a stand-in transcriber): nothing to check.
+   */
+  requirePacks?(language: string): void;
   /** Store a job for webhook delivery; undefined when jobs are not installed. */
   submitJob?(job: {
     accountId: string;
@@ -94,6 +100,8 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           if (!options.submitJob || !options.validateWebhook) throw new InvalidRequestError('webhook_url is not supported by this server');
           await options.validateWebhook(webhookUrl, q.webhook_extra);
         }
+        // Before any URL is fetched or job stored: only an install can fix a missing pack.
+        options.requirePacks?.(q.language ?? 'en');
 
 
         let input: AudioInput;

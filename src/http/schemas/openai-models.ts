@@ -47,4 +47,13 @@ export const SpeechModelList = Type.Object({ models: Type.Array(Type.Object({ id
 export const PackList = Type.Object({
   installed: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), state: Type.String({ enum: ['loaded', 'skipped'] }), languages: Type.Array(Type.String()), reason: Type.Optional(Type.String()) })),
   available: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), description: Type.String(), languages: Type.Array(Type.String()), size: Type.Union([Type.Integer(), Type.Null()]), licence: Type.String() })),
+  transcription: Type.Object(
+    {
+      missing: Type.Array(
+        Type.Object({ role: Type.String({ enum: ['vad', 'recognizer'] }), pack: Type.Union([Type.String(), Type.Null()], { description: 'the catalogue pack that provides it' }) }),
+      ),
+      message: Type.Optional(Type.String({ description: 'what a transcription request is answered while something is missing' })),
+    },
+    { description: 'What transcription lacks (in English, the default language) and the packs to install' },
+  ),
 });

@@ -30,12 +30,12 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../../accounts/api-keys.js';
 import type { Config } from '../../config.js';
 import type { Voice } from '../../engines/types.js';
-import { AbortedError, RateLimitedError } from '../../errors.js';
+import { AbortedError, PackNotInstalledError, RateLimitedError } from '../../errors.js';
 import type { SynthesisService } from '../../synthesis/synthesize.js';
 import type { VoiceRegistry } from '../../synthesis/voice-registry.js';
 import { checkEngines } from '../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription } from '../../transcription/streaming-session.js';
-import { requireVad, type HeldEngines } from '../../transcription/transcribe.js';
+import { requireTranscriptionEngines, requireVad, type HeldEngines } from '../../transcription/transcribe.js';
 import { toDomainError } from '../plugins/error-mapping.js';
 import { rateLimit } from '../plugins/rate-limit.js';
 import type { RateLimitStore } from '../../store/rate-limits.js';
@@ -279,6 +279,7 @@ class WyomingConnection {
   private async report(err: unknown): Promise<void> {
     if (err instanceof AbortedError || this.socket.destroyed) return;
     if (err instanceof WyomingError) return this.write('error', { text: err.message, code: err.code }).catch(() => undefined);
+    if (err instanceof PackNotInstalledError) return this.write('error', { text: err.message, code: 'pack-not-installed' }).catch(() => undefined);
     if (err instanceof RateLimitedError) {
       const text = `Synthesis rate limit of this account exceeded: try again in ${err.retryAfterSeconds ?? 1} s`;
       return this.write('error', { text, code: 'rate-limited' }).catch(() => undefined);
@@ -390,6 +391,7 @@ class WyomingConnection {
     const language = this.transcriptionLanguage();
     const engines = this.deps.engines();
     try {
+      requireTranscriptionEngines(engines, language);
       const vad = requireVad(engines);
       const recognizer = checkEngines(engines, { language, diarize: false });
       const { realtime } = this.deps.config;

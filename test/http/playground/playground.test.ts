@@ -9,7 +9,7 @@
  * Its live transcription is docs/realtime.md's browser example: microphone samples over the socket.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -20,7 +20,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS, sharedModel } from '../../helpers/models.js';
-import { fetchFrom, packArchive } from '../../helpers/pack-archive.js';
+import { KEY_ROLES } from '../../../src/accounts/api-keys.js';
+import { listCatalogue } from '../../../src/models/catalogue.js';
+import { fetchFrom, npmVadTarball, packArchive, vadEntryFor } from '../../helpers/pack-archive.js';
 import { skipWhenMissing } from '../../helpers/skip.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -90,6 +92,9 @@ describe('playground', { skip: NEEDS }, () => {
     // Serves, on loopback, the corpus recording for the URL input (loopback allowed below as a
     // private host) and the pack archive that installs download (packFetch sends them here).
     const archive = packArchive(INSTALLED_PACK);
+    // The default VAD as the npm registry serves it, for the install Transcription offers when the VAD is missing.
+    const vadTarball = npmVadTarball();
+    const vadEntry = vadEntryFor(vadTarball);
     files = createServer((req, res) => {
       if (req.method === 'POST' && req.url === '/hook') {
         const chunks: Buffer[] = [];
@@ -100,6 +105,7 @@ describe('playground', { skip: NEEDS }, () => {
         });
       } else if (req.url === '/jfk.wav') res.writeHead(200, { 'content-type': 'audio/wav' }).end(readFileSync(corpusFile(SPOKEN)));
       else if (req.url === `/${INSTALLED_PACK}.tar.bz2`) res.writeHead(200, { 'content-length': archive.length }).end(archive);
+      else if (req.url === `/${path.posix.basename(new URL(vadEntry.url).pathname)}`) res.writeHead(200, { 'content-length': vadTarball.length }).end(vadTarball);
       else res.writeHead(404).end('not here');
     });
     await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
@@ -112,6 +118,7 @@ describe('playground', { skip: NEEDS }, () => {
         logLevel: 'warn',
       },
       packFetch: fetchFrom(filesUrl),
+      catalogue: () => listCatalogue().map((e) => (e.id === vadEntry.id ? vadEntry : e)),
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -673,6 +680,47 @@ describe('playground', { skip: NEEDS }, () => {
     assert.match(await settled(page, 'admin-status'), /^vits-piper-en_US-ryan-medium was not installed: .*404/);
     assert.equal(await statusOf(page, 'admin-status'), 'failed');
     assert.equal(await page.locator('#install-progress').isVisible(), false);
+    assert.deepEqual(problems, []);
+  });
+
+  it('issue 40: without a VAD, Transcription says so (the server\'s answer) and an admin installs the recommended one from there', async () => {
+    // The VAD leaves the models dir; the recogniser stays.
+    unlinkSync(path.join(s.config.modelsDir, 'silero-vad-v5'));
+    assert.equal((await s.api('/api/v1/admin/models/reload', { method: 'POST' })).status, 200);
+    await page.reload();
+    // A reloaded page counts its status lines' requests from zero again.
+    seenRuns.clear();
+    await page.waitForFunction(() => (document.getElementById('stt-reason')?.textContent ?? '').length > 0);
+    const reason = (await page.locator('#stt-reason').textContent()) ?? '';
+    assert.match(reason, /^Transcription is unavailable: no voice activity detection \(VAD\) model is installed\. Install it with `parley models pull silero-vad`/);
+    assert.doesNotMatch(reason, /recognition model/, 'the recogniser is there: only the VAD is named');
+    assert.equal(await page.locator('#audio-file').isDisabled(), true);
+    const install = page.getByRole('button', { name: 'Install silero-vad (voice activity detection)', exact: true });
+    await install.waitFor();
+    await install.click();
+    assert.match(await settled(page, 'admin-status', 120_000), /^Installed silero-vad \(\d\.\d MB\) and loaded it/);
+    await page.waitForFunction(() => !(document.getElementById('audio-file') as HTMLInputElement).disabled);
+    assert.equal((await page.locator('#stt-reason').textContent()) ?? '', '');
+    assert.equal(await page.locator('#stt-install').isVisible(), false);
+    // A user key sees the same sentence and no install button.
+    unlinkSync(path.join(s.config.modelsDir, 'silero-vad', 'silero_vad.onnx'));
+    assert.equal((await s.api('/api/v1/admin/models/reload', { method: 'POST' })).status, 200);
+    const user = await s.server.storage.apiKeys.create({ name: 'playground user', role: KEY_ROLES.user });
+    await page.getByLabel(/Bearer key/).fill(user.key);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.waitForFunction(() => /no voice activity detection/.test(document.getElementById('stt-reason')?.textContent ?? ''));
+    assert.equal(await page.locator('#stt-install').isVisible(), false);
+    // The page asks the admin routes whether the key is an admin's: a user key's 403 there is the expected answer, which Chromium logs.
+    await page.waitForFunction(() => document.getElementById('admin-tools')?.hidden === true);
+    const expected403 = problems.findIndex((p) => p.includes('status of 403'));
+    if (expected403 >= 0) problems.splice(expected403, 1);
+    // Back to the admin key and a working VAD for the tests after this one.
+    rmSync(path.join(s.config.modelsDir, 'silero-vad'), { recursive: true });
+    symlinkSync(sharedModel('silero-vad-v5'), path.join(s.config.modelsDir, 'silero-vad-v5'), 'dir');
+    assert.equal((await s.api('/api/v1/admin/models/reload', { method: 'POST' })).status, 200);
+    await page.getByLabel(/Bearer key/).fill(s.key);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.waitForFunction(() => !(document.getElementById('audio-file') as HTMLInputElement).disabled);
     assert.deepEqual(problems, []);
   });
 

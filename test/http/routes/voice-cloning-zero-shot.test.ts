@@ -245,7 +245,9 @@ describe('voice cloning with a zero-shot pack and no recogniser', { skip: needs(
     assert.equal(listed.status, 'failed');
     assert.equal(
       listed.error,
-      'the voice could not be prepared: the sample could not be transcribed (language en has no installed speech recogniser): send what it says in the transcript field',
+      'the voice could not be prepared: the sample could not be transcribed (Transcription is unavailable: no speech recognition model is installed. ' +
+        'Install it with `parley models pull sherpa-onnx-moonshine-base-en-int8` (or, with an admin key, POST /api/v1/admin/models/sherpa-onnx-moonshine-base-en-int8/install).): ' +
+        'send what it says in the transcript field',
     );
     const speech = await getSpeech(s, 'tts-v3.1', body.data.voiceId);
     assert.equal(speech.status, 400);

@@ -5,7 +5,7 @@
  * as everywhere else (toDomainError); only the body differs.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, type ParleyError } from '../../../errors.js';
+import { InvalidRequestError, MethodNotAllowedError, NotFoundError, PackNotInstalledError, PayloadTooLargeError, type ParleyError } from '../../../errors.js';
 import { logFailure, toDomainError, type KnownRoutes } from '../../plugins/error-mapping.js';
 import { validationField } from '../../plugins/validation-messages.js';
 
@@ -42,7 +42,7 @@ export function openAiErrorBody(err: ParleyError | null, param: string | null = 
   const status = err?.status ?? 500;
   const kind = types[status] ?? types[500]!;
   const message = status >= 500 && !err?.retryAfterSeconds ? 'The server had an error while processing your request.' : (err?.message ?? 'The server had an error while processing your request.');
-  const code = err instanceof ParamError && err.errorCode ? err.errorCode : kind.code;
+  const code = err instanceof ParamError && err.errorCode ? err.errorCode : err instanceof PackNotInstalledError ? 'pack_not_installed' : kind.code;
   return { status, body: { error: { message, type: kind.type, param: err instanceof ParamError ? err.param : param, code } } };
 }
 

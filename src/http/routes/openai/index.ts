@@ -20,6 +20,8 @@ export interface OpenAiDeps {
   synthesis: SynthesisService;
   voices: VoiceRegistry;
   transcribe: Transcribe;
+  /** Throws PackNotInstalledError when a pack every transcription needs is missing (unset: nothing to check). */
+  requirePacks?(language: string): void;
   ffmpeg: FfmpegEncoder;
   report(): ModelsReport;
   catalogue(): CatalogueEntry[];
@@ -50,6 +52,7 @@ export function openAiRoutes(deps: OpenAiDeps): RouteRegistrar[] {
       maxUploadBytes: config.limits.maxUploadBytes,
       recognizerPacks,
       recognizerLanguages,
+      ...(deps.requirePacks ? { requirePacks: deps.requirePacks } : {}),
       writeStallTimeoutMs: config.http.writeStallTimeoutMs,
     }),
     openAiModelRoutes({ models, speechModel: config.openai.speechModel, report: deps.report, catalogue: deps.catalogue }),

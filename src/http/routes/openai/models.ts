@@ -2,7 +2,8 @@
  * GET /v1/models and /v1/models/{id} (OpenAI's list: the aliases, the generations with voices,
  * the loaded packs), GET /v1/audio/voices (a model's voices, with the OpenAI names that speak
  * with each), GET /v1/audio/models (the speech models, in the shape chat UIs read) and GET /v1/packs (Parley's addition: installed packs with their state, and the
- * catalogue's packs not installed yet, for the playground; why a pack was skipped for admin keys only).
+ * catalogue's packs not installed yet, for the playground; why a pack was skipped for admin keys only;
+ * what transcription lacks, with the packs to install).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -10,6 +11,7 @@ import { KEY_ROLES } from '../../../accounts/api-keys.js';
 import { openAiVoiceNames } from '../../../config.js';
 import type { CatalogueEntry } from '../../../models/catalogue.js';
 import type { ModelsReport } from '../../../models/installed-models.js';
+import { missingPacksMessage, missingTranscriptionPacks, transcriptionPacksOf } from '../../../models/missing-packs.js';
 import { NotFoundError } from '../../../errors.js';
 import { modelLanguages } from '../../../synthesis/languages.js';
 import { ModelIdParams, OpenAiModel, OpenAiModelList, OpenAiVoiceList, PackList, SpeechModelList, VoicesQuery, type OpenAiModelBody } from '../../schemas/openai-models.js';
@@ -108,7 +110,9 @@ export function openAiModelRoutes(options: ModelRouteOptions) {
           .catalogue()
           .filter((e) => !ids.has(e.id))
           .map((e) => ({ id: e.id, kind: e.kind, description: e.description, languages: e.languages, size: e.size, licence: e.licence }));
-        return { installed, available };
+        const missing = missingTranscriptionPacks(transcriptionPacksOf(report.loaded), 'en', options.catalogue());
+        const transcription = { missing: missing.map((m) => ({ role: m.role, pack: m.pack ?? null })), ...(missing.length ? { message: missingPacksMessage(missing) } : {}) };
+        return { installed, available, transcription };
       },
     });
   };

@@ -16,10 +16,11 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData } from 'ws';
 import { createStreamDecoder, type StreamDecoder } from '../../../audio/stream-decoder.js';
-import { AbortedError, InvalidRequestError } from '../../../errors.js';
+import { AbortedError, InvalidRequestError, PackNotInstalledError } from '../../../errors.js';
 import { checkEngines } from '../../../transcription/pipeline.js';
 import { PartialBudget, StreamingTranscription, type StreamingEvent } from '../../../transcription/streaming-session.js';
-import { requireVad, type HeldEngines } from '../../../transcription/transcribe.js';
+import { requireTranscriptionEngines, requireVad, type HeldEngines } from '../../../transcription/transcribe.js';
+import { missingPacksCloseReason } from '../../../models/missing-packs.js';
 import { toDomainError } from '../../plugins/error-mapping.js';
 import { OrderedMessages } from '../../plugins/ordered-messages.js';
 import { CloseCode, type RealtimeSession, type RealtimeSockets } from '../../plugins/realtime-sockets.js';
@@ -121,6 +122,7 @@ class TranscriptionSessionSocket {
   async start(): Promise<void> {
     const engines = this.options.engines();
     try {
+      requireTranscriptionEngines(engines, this.language);
       const vad = requireVad(engines);
       const recognizer = checkEngines(engines, { language: this.language, diarize: false });
       const decoder = await createStreamDecoder(this.settings.format.encoding, this.settings.format.sampleRate);
@@ -360,6 +362,20 @@ class TranscriptionSessionSocket {
   }
 }
 
+/** What a session in the default language would lack (the VAD, any recogniser), or undefined when all is there. */
+function missingPacksOf(options: Pick<OpenAiRealtimeOptions, 'engines' | 'defaultLanguage'>): PackNotInstalledError | undefined {
+  const engines = options.engines();
+  try {
+    requireTranscriptionEngines(engines, options.defaultLanguage());
+    return undefined;
+  } catch (err) {
+    if (err instanceof PackNotInstalledError) return err;
+    throw err;
+  } finally {
+    engines.release();
+  }
+}
+
 function isTranscriptionModel(model: string, options: Pick<OpenAiRealtimeOptions, 'recognizerPacks'>): boolean {
   return (transcriptionModelAliases as readonly string[]).includes(model) || options.recognizerPacks().includes(model);
 }
@@ -390,15 +406,11 @@ export function openAiRealtimeRoutes(options: OpenAiRealtimeOptions) {
       url: '/realtime',
       config: { rateFamily: 'transcription' },
       schema: { hide: true },
-      // Before the upgrade: a bad query or a missing VAD is a plain 4xx/503 in OpenAI's shape.
+      // Before the upgrade: a bad query is a plain 4xx in OpenAI's shape. A missing pack is told
+      // inside the socket (an error event, then the close frame): a browser's WebSocket never
+      // shows the body of a refused upgrade.
       preHandler: async (request) => {
         checkQuery(request, options);
-        const engines = options.engines();
-        try {
-          requireVad(engines);
-        } finally {
-          engines.release();
-        }
       },
       handler: async () => {
         throw new InvalidRequestError('GET /v1/realtime is a WebSocket: send Upgrade: websocket');
@@ -407,6 +419,14 @@ export function openAiRealtimeRoutes(options: OpenAiRealtimeOptions) {
         const { model } = checkQuery(request, options);
         const session = await options.sockets.admit(socket, request, 'transcription', options.sockets.limits.idleTimeoutMs);
         if (!session) return;
+        const missing = missingPacksOf(options);
+        if (missing) {
+          request.log.info({ reason: missing.message }, 'realtime transcription refused: a pack is missing');
+          const error = { type: 'invalid_request_error', code: 'pack_not_installed', message: missing.message, param: null, event_id: null };
+          await session.send({ event_id: newId('event'), type: 'error', error }, options.writeStallTimeoutMs).catch(() => undefined);
+          session.close(CloseCode.internal, missingPacksCloseReason(missing.missing));
+          return;
+        }
         const settings: TranscriptionSettings = { format: audioFormats[0]!, model, language: '', prompt: '', turnDetection: defaultServerVad, noiseReduction: null };
         const handler = new TranscriptionSessionSocket(session, settings, options, partialBudget);
         session.closed.signal.addEventListener('abort', () => handler.stop());

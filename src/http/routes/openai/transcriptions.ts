@@ -30,6 +30,8 @@ export interface TranscriptionRouteOptions {
   recognizerPacks(): string[];
   /** Languages the loaded recognisers take ("multi" when one detects): the default language comes from these. */
   recognizerLanguages(): string[];
+  /** Throws PackNotInstalledError when a pack every transcription needs is missing (unset: nothing to check). */
+  requirePacks?(language: string): void;
   writeStallTimeoutMs?: number;
 }
 
@@ -179,13 +181,15 @@ export function openAiTranscriptionRoutes(options: TranscriptionRouteOptions) {
 
   async function transcriptions(request: FastifyRequest, reply: FastifyReply) {
     const form = checkForm(request, options);
+    const language = form.language ?? defaultLanguage();
+    options.requirePacks?.(language);
     // `temperature` is accepted and unused. The words of `prompt` (names, jargon to expect) are
     // boosted as keywords where the recogniser can; the others ignore them.
     const keywords = form.prompt ? keywordsFromPrompt(form.prompt) : [];
     const result = await options.transcribe(
       { bytes: form.file.bytes, contentType: form.file.contentType },
       {
-        language: form.language ?? defaultLanguage(),
+        language,
         // Subtitles and segments need the utterances, which come with word timestamps.
         wordTimestamps: true,
         diarize: form.diarize,
