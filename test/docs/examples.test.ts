@@ -250,8 +250,18 @@ async function servesExample(example: Example, cwd: string, env: NodeJS.ProcessE
   assert.match(serverLine, /^((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)npm start$/, `${example.page}:${example.line}: the server line is [SETTING=value …] npm start`);
   const port = ports.get('8080') ?? (await freePort());
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-examples-serve-'));
-  // One warm-up sentence per worker instead of two paragraphs: the warm-up only evens out first-request times, and tests time nothing.
-  const serverEnv = { ...withoutKey(env), PORT: String(port), HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir, PARLEY_MODELS_DIR: path.join(dataDir, 'models'), PARLEY_SYNTHESIS__WARM_UP_ROUNDS: '0' };
+  // One warm-up sentence per worker instead of two paragraphs: the warm-up only evens out first-request
+  // times, and tests time nothing. No download at first start: tests reach no network
+  // (test/models/first-run.test.ts runs a first start against a loopback one).
+  const serverEnv = {
+    ...withoutKey(env),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_MODELS_DIR: path.join(dataDir, 'models'),
+    PARLEY_SYNTHESIS__WARM_UP_ROUNDS: '0',
+    PARLEY_MODELS_AUTO_PULL: 'false',
+  };
   const before = lines.slice(0, at).map((l) => withPorts(l, ports)).join('\n');
   const serve = serverLine.replace(/npm start$/, `exec node ${JSON.stringify(path.join(repoRoot, 'bin/parley.js'))} serve`);
   const child = spawn('bash', ['-c', `${SHELL_PRELUDE}\n${before}\n${serve}`], { cwd, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
