@@ -11,7 +11,8 @@
 //     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
 //     postgresql (the server programs, for the database-outage test's own cluster), openssl (the TLS tests' certificates),
 //     python3-requests and python3-httpx (clients that send a whole body before they read an early answer),
-//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules).
+//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules),
+//     buildah and debootstrap (test/deploy/container.test.ts builds and runs the Dockerfile's image without a container engine).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -59,6 +60,9 @@ const wanted = [
         { pkg: 'python3-httpx', present: () => existsSync('/usr/lib/python3/dist-packages/httpx') },
         // test/observability/prometheus.test.ts scrapes a running server with the real Prometheus (promtool checks the alert rules).
         { pkg: 'prometheus', present: () => onPath('prometheus') && onPath('promtool') },
+        // test/deploy/container.test.ts: buildah builds and runs the image, debootstrap makes the stand-in for its base image.
+        { pkg: 'buildah', present: () => onPath('buildah') },
+        { pkg: 'debootstrap', present: () => onPath('debootstrap') },
       ]
     : []),
 ];
