@@ -112,6 +112,20 @@ if (forTests && !process.env.PARLEY_TEST_MODELS_DIR && !existsSync(path.resolve(
   }
 }
 
+// 4. The container test's build cache (--test only): on a machine where the test can build images
+// but has never made its stand-in base, make it and build the image once, so that the test's own
+// build fits the time one test file may take. Not on CI's re-runs on other Node lines (that test
+// skips there).
+const canBuildImages = process.getuid?.() === 0 && onPath('buildah') && onPath('debootstrap');
+if (forTests && canBuildImages && !process.env.PARLEY_TEST_IMAGE_CHECKED_ON) {
+  const standIn = spawnSync('buildah', ['inspect', '--type', 'image', 'docker.io/library/node:22-bookworm-slim'], { stdio: 'ignore' });
+  if (standIn.status !== 0) {
+    log('building the container image once for test/deploy/container.test.ts (minutes; kept in buildah\'s cache)');
+    const ok = run(process.execPath, ['--import', 'tsx', 'scripts/container-image-cache.ts'], { timeout: 45 * 60_000 });
+    if (!ok) log('could not build the container image; test/deploy/container.test.ts will try again and say why');
+  }
+}
+
 // Touch nothing else: models are the user's choice (parley models pull).
 // better-sqlite3 12 (Node 20) is built for one Node ABI; 13 (Node 22 and later) ships Node-API binaries.
 const sqliteDriver = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';

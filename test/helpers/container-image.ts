@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { skipWhenMissing } from './skip.js';
 
-export const BASE_IMAGE = 'node:22-bookworm-slim';
+/** The Dockerfile's `FROM node:22-bookworm-slim`, by its full name (a short name may also match a localhost/ image). */
+export const BASE_IMAGE = 'docker.io/library/node:22-bookworm-slim';
 
 /**
  * The machine's CA bundle. The npm registry is reached through an intercepting proxy whose CA only
@@ -152,4 +153,20 @@ export function ensureStandInBase(log: (line: string) => void): 'reused' | 'made
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The image of the repository's Dockerfile, as test/deploy/container.test.ts builds and runs it. */
+export const TEST_IMAGE = 'localhost/parley:container-test';
+
+/**
+ * Builds the Dockerfile unchanged on the stand-in base (never pulling), keeping every layer in
+ * buildah's cache for the next build. Returns the seconds it took.
+ */
+export function buildTestImage(repoRoot: string): number {
+  const started = Date.now();
+  buildah(
+    ['bud', '--isolation', 'chroot', '--network', 'host', '--pull=never', '--format', 'docker', '--layers', '-t', TEST_IMAGE, '-f', path.join(repoRoot, 'Dockerfile'), repoRoot],
+    { timeout: 40 * 60_000 },
+  );
+  return (Date.now() - started) / 1000;
 }
