@@ -216,7 +216,7 @@ describe('the container image', () => {
     const inImage = await transcribe(url, KEY);
     // The tiny test recogniser gets about half the words wrong, so the image is held to what the
     // same packs give outside it.
-    const checkout = await startTestServer({ engines: true, config: { modelsDir: modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]), synthesis: { warmUpRounds: 0 } } });
+    const checkout = await startTestServer({ engines: true, config: { logLevel: 'silent', modelsDir: modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]), synthesis: { warmUpRounds: 0 } } });
     after(() => checkout.close());
     const outside = await transcribe(checkout.url, checkout.key);
     assert.equal(inImage, outside);
