@@ -1,7 +1,7 @@
-# syntax=docker/dockerfile:1
 # Parley's container image: `docker build -t parley .`, then
 #   docker run -p 8080:8080 -v parley-data:/data -v parley-models:/models parley
-# Packs baked in at build time: --build-arg PARLEY_PACKS="<catalogue id> …".
+# Packs baked in at build time: --build-arg PARLEY_PACKS="<catalogue id> …". The npm cache mounts
+# need BuildKit (Docker's default builder since 23.0) or buildah.
 #
 # test/deploy/container.test.ts builds and runs this file unchanged with buildah, on a local
 # stand-in for node:22-bookworm-slim (a debootstrap root plus the official Node 22 binary),
