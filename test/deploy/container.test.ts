@@ -224,7 +224,7 @@ describe('the container image', () => {
     assert.ok(wordErrorRate(label, inImage) < 1, `"${inImage}" shares words with "${label}"`);
   });
 
-  it('installs a pack with `parley models pull` run in the image', { skip }, async () => {
+  it('installs a pack with `parley models pull` run in the image, which the server then speaks with', { skip }, async () => {
     const pull = runInImage([...(config.Entrypoint ?? []), 'models', 'pull', PULLED_PACK]);
     assert.equal(await pull.exit, 0, pull.output());
     const installed = path.join(modelsDir, PULLED_PACK);
@@ -232,6 +232,20 @@ describe('the container image', () => {
     assert.equal(statSync(installed).uid, 1000);
     const list = spawnSync('buildah', runArgs([...(config.Entrypoint ?? []), 'models', 'list']), { encoding: 'utf8' });
     assert.match(list.stdout, new RegExp(`^  ${PULLED_PACK}  tts-vits`, 'm'), list.stdout + list.stderr);
+
+    // The running server loads it on a reload and speaks with it: the voice ships no espeak-ng
+    // data, so this phonemises with Debian's espeak-ng-data in the image.
+    const auth = { authorization: `Bearer ${KEY}` };
+    const reload = await fetch(`${url}/api/v1/admin/models/reload`, { method: 'POST', headers: auth });
+    assert.equal(reload.status, 200, await reload.text());
+    const res = await fetch(`${url}/api/v1/tts-v2/get_speech`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'A voice pulled into the models volume.', voice_id: PULLED_PACK }),
+    });
+    const speech = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200, speech.toString());
+    assert.equal(speech.subarray(0, 4).toString(), 'RIFF');
   });
 
   it('finishes in-flight work on SIGTERM and exits 0', { skip }, async () => {
