@@ -14,4 +14,4 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const log = (line: string) => process.stderr.write(`[setup] ${line}\n`);
 const base = ensureStandInBase(log);
 log(`stand-in base image ${base}; building the container image into buildah's cache`);
-log(`container image built in ${buildTestImage(root).toFixed(0)} s`);
+log(`container image built in ${(await buildTestImage(root)).toFixed(0)} s`);

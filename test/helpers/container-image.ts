@@ -3,11 +3,12 @@
  * (these machines refuse the OCI runtimes' setrlimit and cannot pull images), and a local
  * stand-in replaces the official `node:22-bookworm-slim` base the Dockerfile names.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { skipWhenMissing } from './skip.js';
 
 /** The Dockerfile's `FROM node:22-bookworm-slim`, by its full name (a short name may also match a localhost/ image). */
@@ -160,13 +161,15 @@ export const TEST_IMAGE = 'localhost/parley:container-test';
 
 /**
  * Builds the Dockerfile unchanged on the stand-in base (never pulling), keeping every layer in
- * buildah's cache for the next build. Returns the seconds it took.
+ * buildah's cache for the next build; `extra` adds options (build arguments, mounts for its RUN
+ * steps). Returns the seconds it took.
  */
-export function buildTestImage(repoRoot: string): number {
+export async function buildTestImage(repoRoot: string, tag = TEST_IMAGE, extra: string[] = []): Promise<number> {
   const started = Date.now();
-  buildah(
-    ['bud', '--isolation', 'chroot', '--network', 'host', '--pull=never', '--format', 'docker', '--layers', '-t', TEST_IMAGE, '-f', path.join(repoRoot, 'Dockerfile'), repoRoot],
-    { timeout: 40 * 60_000 },
-  );
+  // Not spawnSync: a build step may fetch from a server in the calling process.
+  const args = ['bud', '--isolation', 'chroot', '--network', 'host', '--pull=never', '--format', 'docker', '--layers', ...extra, '-t', tag, '-f', path.join(repoRoot, 'Dockerfile'), repoRoot];
+  await promisify(execFile)('buildah', args, { maxBuffer: 256 * 1024 ** 2, timeout: 40 * 60_000 }).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`buildah ${args.join(' ')} failed: ${error.message}\n${(error.stderr ?? '').slice(-4000)}`);
+  });
   return (Date.now() - started) / 1000;
 }
