@@ -11,7 +11,8 @@
 //     (test/fixtures/make-fixtures.test.ts runs the script that makes the hand-made ONNX fixtures),
 //     postgresql (the server programs, for the database-outage test's own cluster), openssl (the TLS tests' certificates),
 //     python3-requests and python3-httpx (clients that send a whole body before they read an early answer),
-//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules).
+//     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules),
+//     buildah and debootstrap (test/deploy/container.test.ts builds and runs the Dockerfile's image without a container engine).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -59,6 +60,9 @@ const wanted = [
         { pkg: 'python3-httpx', present: () => existsSync('/usr/lib/python3/dist-packages/httpx') },
         // test/observability/prometheus.test.ts scrapes a running server with the real Prometheus (promtool checks the alert rules).
         { pkg: 'prometheus', present: () => onPath('prometheus') && onPath('promtool') },
+        // test/deploy/container.test.ts: buildah builds and runs the image, debootstrap makes the stand-in for its base image.
+        { pkg: 'buildah', present: () => onPath('buildah') },
+        { pkg: 'debootstrap', present: () => onPath('debootstrap') },
       ]
     : []),
 ];
@@ -105,6 +109,20 @@ if (forTests && !process.env.PARLEY_TEST_MODELS_DIR && !existsSync(path.resolve(
       const ok = run(process.execPath, ['--import', 'tsx', 'src/cli/parley.ts', 'models', 'pull', id], { env, timeout: 15 * 60_000 });
       if (!ok) log(`could not pull ${id}; the tests that need it will skip and say so`);
     }
+  }
+}
+
+// 4. The container test's build cache (--test only): on a machine where the test can build images
+// but has never made its stand-in base, make it and build the image once, so that the test's own
+// build fits the time one test file may take. Not on CI's re-runs on other Node lines (that test
+// skips there).
+const canBuildImages = process.getuid?.() === 0 && onPath('buildah') && onPath('debootstrap');
+if (forTests && canBuildImages && !process.env.PARLEY_TEST_IMAGE_CHECKED_ON) {
+  const standIn = spawnSync('buildah', ['inspect', '--type', 'image', 'docker.io/library/node:22-bookworm-slim'], { stdio: 'ignore' });
+  if (standIn.status !== 0) {
+    log('building the container image once for test/deploy/container.test.ts (minutes; kept in buildah\'s cache)');
+    const ok = run(process.execPath, ['--import', 'tsx', 'scripts/container-image-cache.ts'], { timeout: 45 * 60_000 });
+    if (!ok) log('could not build the container image; test/deploy/container.test.ts will try again and say why');
   }
 }
 
