@@ -71,7 +71,8 @@ function readForm(body: unknown): { bytes: Uint8Array; contentType: string; opti
 
 export function speechToTextRoutes(options: SpeechToTextRouteOptions) {
   return async function register(app: FastifyInstance): Promise<void> {
-    acceptFormData(app, { maxFileBytes: options.maxUploadBytes, maxFields: TEXT_FIELDS.length, maxFieldBytes: MAX_FIELD_BYTES });
+    // Room for a few fields beyond the known ones, so that a client's extra field is refused by its name.
+    acceptFormData(app, { maxFileBytes: options.maxUploadBytes, maxFields: TEXT_FIELDS.length + 4, maxFieldBytes: MAX_FIELD_BYTES });
     app.post('/', {
       config: { rateFamily: 'transcription' },
       schema: {
