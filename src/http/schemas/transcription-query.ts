@@ -28,10 +28,12 @@ export const transcriptionOptionsQuery = {
       description: 'word:weight entries, comma-separated (at most 100, 50 characters each, weights above 0 up to 10)',
     }),
   ),
-  numerals: Type.Optional(StringEnum(['true', 'false', 'auto'], {
+  numerals: Type.Optional(
+    StringEnum(['true', 'false', 'auto'], {
       description:
         'Spoken numbers as digits; auto: digits in languages with number rules (English), words elsewhere. Unset: auto, except on the pulse and /waves/v1 batch routes, where the words stay as spoken unless itn_normalize=true',
-    })),
+    }),
+  ),
   format: flag('Sentence case and end punctuation'),
   redact_pci: redaction('Replace card numbers, CVV, expiry, bank account and routing numbers with placeholders'),
   redact_pii: redaction('Replace emails, phone numbers, national ids, dates of birth and addresses with placeholders'),
