@@ -16,7 +16,11 @@ export const sttLanguages = [
 const flag = (description: string) => Type.Optional(StringEnum(['true', 'false'], { description }));
 // true/false, or the kinds to redact comma-separated (checked by redactionRequested).
 const redaction = (description: string) =>
-  Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: `${description}: true, false, or the kinds to redact comma-separated (ssn,email), which turns on every kind of the family` }));
+  Type.Optional(
+    Type.Union([StringEnum(['true', 'false']), Type.String({ minLength: 1, maxLength: 1000 })], {
+      description: `${description}: true, false, or the kinds to redact comma-separated (ssn,email), which turns on every kind of the family`,
+    }),
+  );
 
 /**
  * The transcription options both layouts and the live socket take: keyword boosting, digits,
