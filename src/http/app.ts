@@ -54,6 +54,7 @@ import { notOfferedRoutes } from './routes/not-offered.js';
 import { followsProductLanguages, layoutOf, ROUTE_PREFIXES, TRANSCRIPTION_ROUTE_NAMES, type RoutePrefix } from './routes/product-names.js';
 import { pronunciationDictRoutes } from './routes/pronunciation-dicts.js';
 import { synthesisRoutes } from './routes/synthesis.js';
+import { speechToTextRoutes } from './routes/speech-to-text.js';
 import { transcriptionRoutes, type TranscriptionRouteOptions } from './routes/transcription.js';
 import { voiceRoutes } from './routes/voices.js';
 import type { RouteRegistrar } from './routes/registrar.js';
@@ -205,6 +206,7 @@ export async function buildApp(deps: AppDeps, logger: FastifyServerOptions['logg
       await app.register(sttFamily(deps, prefix, name, { knownRoutes, guard }), { prefix: `${prefix}/${name}` });
     }
   }
+  await app.register(speechToTextFamily(deps, { knownRoutes, guard }), { prefix: SPEECH_TO_TEXT_PATH });
 
   for (const prefix of ROUTE_PREFIXES) await registerSockets(app, deps, prefix, { authenticate, limiters });
 
@@ -256,7 +258,20 @@ interface FamilyContext {
 /** The error family of a URL the router refused before any route was chosen. */
 function familyOfUrl(url: string): RouteFamily {
   if (url.startsWith('/waves/v1/')) return 'waves';
+  if (url === SPEECH_TO_TEXT_PATH || url.startsWith(`${SPEECH_TO_TEXT_PATH}/`) || url.startsWith(`${SPEECH_TO_TEXT_PATH}?`)) return 'stt';
   return TRANSCRIPTION_ROUTE_NAMES.some((name) => url.startsWith(`/api/v1/${name}/`)) ? 'stt' : 'speech';
+}
+
+/** The service's first transcription endpoint, which the Python SDK 4.x calls (legacy prefix only). */
+const SPEECH_TO_TEXT_PATH = '/api/v1/speech-to-text';
+
+/** POST /api/v1/speech-to-text, in the transcription family's error shape. */
+function speechToTextFamily(deps: AppDeps, { knownRoutes, guard }: FamilyContext) {
+  return async (stt: FastifyInstance) => {
+    useErrorMapping(stt, 'stt', knownRoutes);
+    guard(stt, 'transcription');
+    if (deps.transcription) await stt.register(speechToTextRoutes({ transcribe: deps.transcription.transcribe, maxUploadBytes: deps.config.limits.maxUploadBytes }));
+  };
 }
 
 /** Synthesis, voices, clones and dictionaries (and model admin on the legacy prefix) under one prefix. */
@@ -316,7 +331,7 @@ function sttFamily(deps: AppDeps, prefix: RoutePrefix, name: string, { knownRout
           ...transcription,
           maxUploadBytes: config.limits.maxUploadBytes,
           layout,
-          productLanguages: followsProductLanguages(layout, name),
+          productRules: followsProductLanguages(layout, name),
           paths: layout === 'current' && name === 'stt' ? ['/get_text', '/'] : ['/get_text'],
           ...(jobs && {
             async validateWebhook(url, extra) {

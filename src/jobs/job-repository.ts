@@ -23,6 +23,8 @@ export interface NewJob {
   contentType: string;
   options: string;
   webhookUrl: string;
+  /** GET or POST (WEBHOOK_METHODS); POST when unset. */
+  webhookMethod?: string;
   webhookExtra: string;
   now?: Instant;
 }
@@ -91,6 +93,7 @@ export class JobRepository {
         content_type: job.contentType,
         options: job.options,
         webhook_url: job.webhookUrl,
+        webhook_method: job.webhookMethod ?? 'POST',
         webhook_extra: job.webhookExtra,
         outcome: null,
         result: null,

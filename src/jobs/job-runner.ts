@@ -27,7 +27,7 @@ import type { JobEvents } from './job-events.js';
 import { JOB_OUTCOMES, JOB_STATES, type JobOutcome } from './job-states.js';
 import { adoptLegacyJobAudio } from './legacy-job-audio.js';
 import { buildWebhookPayload, successPayload, type SuccessPayload } from './webhook-payload.js';
-import type { WebhookSender } from './webhook-sender.js';
+import { DEFAULT_WEBHOOK_METHOD, isWebhookMethod, type WebhookSender } from './webhook-sender.js';
 import { signingSecrets, signWebhook } from './webhook-signature.js';
 
 export interface JobRunnerDeps {
@@ -376,7 +376,8 @@ export class JobRunner {
       'x-webhook-attempt': String(attempt),
       'x-webhook-signature': signWebhook(signingSecrets(account, this.clock()), body, this.clock() / 1000),
     };
-    const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.deliveryAbort.signal);
+    const method = isWebhookMethod(job.webhook_method) ? job.webhook_method : DEFAULT_WEBHOOK_METHOD;
+    const sent = await this.deps.sender.send(job.webhook_url, body, headers, this.deliveryAbort.signal, method);
     if (sent.verdict === 'aborted') {
       // Possibly received, not recorded: it is sent again, by this node or another (at least once).
       await this.record(job, 'give back', () => jobs.release(job.id, this.lockedBy));

@@ -12,6 +12,7 @@ import type { JobRunner } from './job-runner.js';
 import { JOB_STATES, type JobOutcome, type JobState } from './job-states.js';
 import { PAYLOAD_FIELDS } from './webhook-extra.js';
 import type { SuccessPayload } from './webhook-payload.js';
+import { DEFAULT_WEBHOOK_METHOD, isWebhookMethod, type WebhookMethod } from './webhook-sender.js';
 
 export interface SubmitJob {
   accountId: string;
@@ -19,6 +20,8 @@ export interface SubmitJob {
   input: AudioInput;
   options: TranscriptionOptions;
   webhookUrl: string;
+  /** The method of every delivery attempt; POST when unset. */
+  webhookMethod?: WebhookMethod;
   /** Already parsed by parseWebhookExtra. */
   webhookExtra: Record<string, string>;
 }
@@ -40,6 +43,7 @@ export interface JobView {
   error: string | null;
   result: SuccessPayload | null;
   webhookUrl: string;
+  webhookMethod: WebhookMethod;
   /** When the next delivery attempt is due (delivering only). */
   nextAttemptAt: string | null;
   /** Why the last attempt failed, or why delivery gave up. */
@@ -82,6 +86,7 @@ export class JobService {
         contentType: job.input.contentType,
         options: JSON.stringify(job.options),
         webhookUrl: job.webhookUrl,
+        webhookMethod: job.webhookMethod ?? DEFAULT_WEBHOOK_METHOD,
         webhookExtra: JSON.stringify(job.webhookExtra),
       });
     } catch (err) {
@@ -105,6 +110,7 @@ export class JobService {
       error: job.error,
       result: job.result ? (JSON.parse(job.result) as SuccessPayload) : null,
       webhookUrl: job.webhook_url,
+      webhookMethod: isWebhookMethod(job.webhook_method) ? job.webhook_method : DEFAULT_WEBHOOK_METHOD,
       nextAttemptAt: job.state === JOB_STATES.delivering ? job.run_at : null,
       lastError: job.last_error,
       createdAt: job.created_at,

@@ -1,11 +1,24 @@
 /**
- * One webhook POST and what its answer means for the delivery:
+ * One webhook request and what its answer means for the delivery:
  * 2xx acknowledges; 5xx, 408, 429, a timeout or a connection error is worth retrying; anything
  * else (other 4xx, a redirect, an address the policy refuses) ends delivery. Redirects are not
  * followed: the receiver's URL is the one the client gave.
  */
 import { request, type Dispatcher } from 'undici';
 import { findForbiddenAddress, REFUSED_ADDRESS_SENTENCE, type AddressPolicy } from '../net/address-policy.js';
+
+/**
+ * The methods a webhook may be delivered with (`webhook_method`). A GET carries the same JSON
+ * payload and signature as a POST: the payload holds the whole transcript, which no URL has room
+ * for.
+ */
+export const WEBHOOK_METHODS = ['GET', 'POST'] as const;
+export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+export const DEFAULT_WEBHOOK_METHOD: WebhookMethod = 'POST';
+
+export function isWebhookMethod(value: string): value is WebhookMethod {
+  return (WEBHOOK_METHODS as readonly string[]).includes(value);
+}
 
 export type DeliveryVerdict = 'acknowledged' | 'retry' | 'final' | 'aborted';
 
@@ -39,8 +52,8 @@ export class WebhookSender {
     this.agent = policy.createAgent({ connectTimeoutMs: timeoutMs });
   }
 
-  /** POST `body`; never throws. `signal` aborts at shutdown (verdict "aborted", nothing to record). */
-  async send(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DeliveryResult> {
+  /** Send `body` with `method`; never throws. `signal` aborts at shutdown (verdict "aborted", nothing to record). */
+  async send(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal, method: WebhookMethod = DEFAULT_WEBHOOK_METHOD): Promise<DeliveryResult> {
     const started = this.clock();
     const done = (verdict: DeliveryVerdict, statusCode: number | null, error: string | null, detail?: string): DeliveryResult => ({
       verdict,
@@ -62,7 +75,7 @@ export class WebhookSender {
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
       const response = await request(url, {
-        method: 'POST',
+        method,
         dispatcher: this.agent,
         headers,
         body,

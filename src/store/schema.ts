@@ -99,6 +99,8 @@ export interface JobTable {
   /** JSON TranscriptionOptions. */
   options: string;
   webhook_url: string;
+  /** GET | POST (WEBHOOK_METHODS): the method every delivery attempt of the job uses. */
+  webhook_method: string;
   /** JSON object of the webhook_extra pairs. */
   webhook_extra: string;
   /** success | failed once transcription has ended, else null. */

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import type { JobService } from '../../jobs/job-service.js';
+import { WEBHOOK_METHODS } from '../../jobs/webhook-sender.js';
 import { MAX_REQUEST_ID_CHARS, wavesErrors } from '../schemas/common.js';
 import type { RouteLayout } from './product-names.js';
 
@@ -21,6 +22,7 @@ const Job = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: 'why transcription failed' }),
   result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'the transcription result on success' }),
   webhook_url: Type.String(),
+  webhook_method: Type.String({ enum: [...WEBHOOK_METHODS], description: 'The method every delivery attempt uses' }),
   next_attempt_at: Type.Union([Type.String(), Type.Null()]),
   last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the last attempt failed or why delivery gave up' }),
   created_at: Type.String(),
@@ -54,6 +56,7 @@ export function jobRoutes(deps: { jobs: JobService; layout?: RouteLayout }) {
           error: job.error,
           result: job.result,
           webhook_url: job.webhookUrl,
+          webhook_method: job.webhookMethod,
           next_attempt_at: job.nextAttemptAt,
           last_error: job.lastError,
           created_at: job.createdAt,

@@ -116,7 +116,7 @@ export function markDeprecated(successorDocsUrl: string | undefined) {
 /** Transcription path names: `/api/v1/<path>/get_text`, `/api/v1/<path>/jobs/:request_id`. */
 export const TRANSCRIPTION_ROUTE_NAMES: readonly string[] = ['stt', 'pulse'];
 
-/** Whether a transcription route takes the product's language codes (src/transcription/languages.ts): every route of the current layout, and the `pulse` name; `/api/v1/stt` keeps the seed's. */
+/** Whether a transcription route follows the service's rules of today (its language codes, numbers as spoken, itn_normalize, webhook_method, octet-stream uploads): every route of the current layout, and the `pulse` name; `/api/v1/stt` keeps the seed's. */
 export function followsProductLanguages(layout: RouteLayout, name: string): boolean {
   return layout === 'current' || name !== 'stt';
 }

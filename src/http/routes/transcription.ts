@@ -1,6 +1,6 @@
 /**
  * POST <name>/get_text under every transcription name: raw audio/* bytes (read with the upload cap
- * enforced while reading) or JSON {url}. With webhook_url the job is stored and the answer is
+ * enforced while reading; on the product name `pulse` application/octet-stream too) or JSON {url}. With webhook_url the job is stored and the answer is
  * immediate. On the current layout (POST /waves/v1/stt) bytes of any Content-Type are read (the
  * bytes say the format; `encoding` and `sample_rate` describe headerless audio) and
  * `sentence_timestamps` adds the utterances.
@@ -11,7 +11,15 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidRequestError, UnsupportedAudioError } from '../../errors.js';
 import type { AudioInput, Transcribe, TranscriptionOptions } from '../../transcription/types.js';
 import { wavesErrors } from '../schemas/common.js';
-import { CurrentTranscriptionQuery, ProductTranscriptionQuery, TranscriptionQuery, transcriptionOptionsFromQuery, type CurrentTranscriptionQueryValues } from '../schemas/transcription-query.js';
+import type { WebhookMethod } from '../../jobs/webhook-sender.js';
+import {
+  CurrentTranscriptionQuery,
+  ProductTranscriptionQuery,
+  TranscriptionQuery,
+  transcriptionOptionsFromQuery,
+  type CurrentTranscriptionQueryValues,
+  type ProductTranscriptionQueryValues,
+} from '../schemas/transcription-query.js';
 import type { RouteLayout } from './product-names.js';
 
 export interface TranscriptionRouteOptions {
@@ -33,12 +41,18 @@ export interface TranscriptionRouteOptions {
     options: TranscriptionOptions;
     webhookUrl: string;
     webhookExtra: string | undefined;
+    webhookMethod: WebhookMethod | undefined;
   }): Promise<void>;
   /** Check webhook_url and webhook_extra before anything is read or stored (throws InvalidRequestError). */
   validateWebhook?(url: string, extra: string | undefined): Promise<void>;
   layout?: RouteLayout;
-  /** The product's language codes and aggregators (a product name, or the current layout); else the seed's. */
-  productLanguages?: boolean;
+  /**
+   * The service's rules of today rather than the seed's (the product name `pulse`, and every route
+   * of the current layout): the product's language codes and aggregators, raw bytes as
+   * application/octet-stream too, `itn_normalize` and `webhook_method`, and numbers as spoken
+   * unless asked for as digits.
+   */
+  productRules?: boolean;
   /** Paths of the one handler within its prefix (default /get_text). */
   paths?: readonly string[];
 }
@@ -65,13 +79,20 @@ function urlOf(body: unknown): string | undefined {
   return typeof body.url === 'string' && body.url ? body.url : undefined;
 }
 
+/** Content-Types read as raw audio on the legacy layout: audio/*, and with the product's rules application/octet-stream (the bytes say the format). */
+const LEGACY_AUDIO_TYPE = /^audio\/[\w.+-]+/i;
+const PRODUCT_LEGACY_AUDIO_TYPE = /^(audio\/[\w.+-]+|application\/octet-stream)/i;
+
 export function transcriptionRoutes(options: TranscriptionRouteOptions) {
   const current = options.layout === 'current';
+  const product = current || options.productRules === true;
+  const querystring = current ? CurrentTranscriptionQuery : product ? ProductTranscriptionQuery : TranscriptionQuery;
   return async function register(instance: FastifyInstance): Promise<void> {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // Raw audio arrives as one buffer; Fastify stops reading and answers 413 as soon as the cap is passed.
     // The current layout reads any Content-Type as audio (JSON stays a {url} body).
-    app.addContentTypeParser(current ? '*' : /^audio\/[\w.+-]+/i, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
+    const rawTypes = current ? '*' : product ? PRODUCT_LEGACY_AUDIO_TYPE : LEGACY_AUDIO_TYPE;
+    app.addContentTypeParser(rawTypes, { parseAs: 'buffer', bodyLimit: options.maxUploadBytes }, (_req, body, done) => done(null, body));
 
     for (const path of options.paths ?? ['/get_text']) app.post(path, {
       bodyLimit: options.maxUploadBytes,
@@ -80,20 +101,22 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
         tags: ['stt'],
         summary: current
           ? 'Transcribe audio given as raw bytes of any Content-Type (the bytes say the format) or as JSON {"url": "…"}'
-          : 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
-        querystring: current ? CurrentTranscriptionQuery : options.productLanguages ? ProductTranscriptionQuery : TranscriptionQuery,
-        consumes: current ? ['*/*', 'application/json'] : ['audio/*', 'application/json'],
+          : product
+            ? 'Transcribe audio given as raw bytes (Content-Type audio/* or application/octet-stream: the bytes say the format) or as JSON {"url": "…"}'
+            : 'Transcribe audio given as raw bytes (Content-Type audio/*) or as JSON {"url": "…"}',
+        querystring,
+        consumes: current ? ['*/*', 'application/json'] : product ? ['audio/*', 'application/octet-stream', 'application/json'] : ['audio/*', 'application/json'],
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'Transcription result, or {status: "processing", request_id} with webhook_url' }),
           ...(current ? wavesErrors : sttErrors),
         },
       },
       handler: async (request, reply) => {
-        const q = request.query as CurrentTranscriptionQueryValues;
+        const q = request.query as CurrentTranscriptionQueryValues & Partial<ProductTranscriptionQueryValues>;
         const contentTypeHeader = String(request.headers['content-type'] ?? '').trim();
         const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
         // Checked before any audio is read or stored.
-        const requestedOptions = transcriptionOptionsFromQuery(q);
+        const requestedOptions = transcriptionOptionsFromQuery(q, product ? false : 'auto');
         const webhookUrl = q.webhook_url;
         if (q.webhook_extra !== undefined && webhookUrl === undefined) throw new InvalidRequestError('webhook_extra needs webhook_url');
         if (webhookUrl !== undefined) {
@@ -112,7 +135,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
           const fetched = await options.fetchUrl(url, request.clientGone);
           input = { bytes: fetched.bytes, contentType: fetched.contentType };
           filename = fetched.filename;
-        } else if (current || contentType.startsWith('audio/')) {
+        } else if (current || contentType.startsWith('audio/') || (product && contentType === 'application/octet-stream')) {
           const bytes = request.body;
           if (!Buffer.isBuffer(bytes) || bytes.byteLength === 0) throw new UnsupportedAudioError();
           // The whole header: headerless PCM carries its rate and channels as parameters (audio/pcm;rate=24000).
@@ -147,6 +170,7 @@ export function transcriptionRoutes(options: TranscriptionRouteOptions) {
             options: transcriptionOptions,
             webhookUrl,
             webhookExtra: q.webhook_extra,
+            webhookMethod: q.webhook_method,
           });
           return { status: 'processing', request_id: request.id };
         }

@@ -11,6 +11,7 @@ import * as m0005 from './0005-shared-node-state.js';
 import * as m0006 from './0006-cloned-voice-samples.js';
 import * as m0007 from './0007-socket-slots.js';
 import * as m0008 from './0008-webhook-secret-rotation.js';
+import * as m0009 from './0009-job-webhook-method.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts-keys-voices-dicts': m0001,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006-cloned-voice-samples': m0006,
   '0007-socket-slots': m0007,
   '0008-webhook-secret-rotation': m0008,
+  '0009-job-webhook-method': m0009,
 };

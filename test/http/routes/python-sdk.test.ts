@@ -26,6 +26,7 @@ import { corpusFile, modelsDirWith, needs, REAL_TEST_MODELS } from '../../helper
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { allSseEvents } from '../../helpers/sse.js';
 import { connect, wsUrl, type TestSocket } from '../../helpers/websocket.js';
+import { startReceiver } from '../../jobs/fixtures/receiver.js';
 
 const VOICE = 'espeak-en-us-female';
 const TEXT = 'Hello from the Python SDK.';
@@ -250,11 +251,21 @@ function sendInFrames(socket: TestSocket, pcm: Buffer): void {
 
 describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS }, () => {
   let s: TestServer;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
   before(async () => {
     const modelsDir = modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
-    s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } } } });
+    [s, receiver] = await Promise.all([
+      startTestServer({
+        engines: true,
+        config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } }, webhooks: { backoffBaseMs: 5, backoffCapMs: 40, timeoutMs: 5000, pollMs: 20 } },
+      }),
+      startReceiver(),
+    ]);
   });
-  after(() => s?.close());
+  after(async () => {
+    await s?.close();
+    await receiver?.close();
+  });
 
   it('speech_to_text.transcribe: POST waves/v1/stt/?model=pulse&language=en&word_timestamps=true, the audio as application/octet-stream', async () => {
     // The 5.5.0 call passes no base_url, so httpx's client raises before sending; this is the
@@ -263,10 +274,52 @@ describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS 
       body: readFileSync(corpusFile(SPEECH)),
       headers: { 'content-type': 'application/octet-stream' },
     });
-    const body = (await res.json()) as { transcription: string; words: { word: string; start: number; end: number }[] };
+    // TranscriptionResponse: status and transcription required; words (word, start, end), utterances, metadata.duration read.
+    const body = (await res.json()) as { status: string; transcription: string; words: { word: string; start: number; end: number }[]; utterances: unknown[]; metadata: { duration: number } };
     assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.status, 'success');
     assert.ok(body.transcription.split(/\s+/).length >= 5, body.transcription);
     assert.ok(body.words.length >= 5);
+    for (const w of body.words) assert.ok(typeof w.word === 'string' && typeof w.start === 'number' && typeof w.end === 'number', JSON.stringify(w));
+    assert.ok(Array.isArray(body.utterances));
+    assert.ok(body.metadata.duration > 1);
+  });
+
+  it('speech_to_text.transcribe with every parameter it types: the params dict in its order (None dropped, True as "true"), AsyncAccepted, then the result delivered with webhook_method GET', async () => {
+    // raw_client.py transcribe: params model, language, word_timestamps, diarize, webhook_url,
+    // webhook_method, webhook_extra, redact_pii, redact_pci, emotion_detection, gender_detection.
+    receiver.setAnswer(() => 200);
+    const params = new URLSearchParams({
+      model: 'pulse',
+      language: 'en',
+      word_timestamps: 'true',
+      diarize: 'false',
+      webhook_url: receiver.url,
+      webhook_method: 'GET',
+      webhook_extra: 'ticket:7,team:support',
+      redact_pii: 'true',
+      redact_pci: 'true',
+      emotion_detection: 'false',
+      gender_detection: 'false',
+    });
+    const res = await sdkCall(s, 'POST', `waves/v1/stt/?${params}`, { body: readFileSync(corpusFile(SPEECH)), headers: { 'content-type': 'application/octet-stream' } });
+    const accepted = (await res.json()) as { status: string; request_id: string };
+    assert.equal(res.status, 200, JSON.stringify(accepted));
+    assert.deepEqual(Object.keys(accepted).sort(), ['request_id', 'status'], 'AsyncAccepted');
+    assert.equal(accepted.status, 'processing');
+    const deadline = Date.now() + 60_000;
+    while (receiver.forRequest(accepted.request_id).length === 0) {
+      assert.ok(Date.now() < deadline, 'the webhook arrives');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const [delivered] = receiver.forRequest(accepted.request_id);
+    assert.equal(delivered!.method, 'GET');
+    const payload = delivered!.json as { status: string; transcription: string; words: unknown[]; ticket: string; team: string; redacted_entities: unknown[] };
+    assert.equal(payload.status, 'success');
+    assert.ok(payload.transcription.split(/\s+/).length >= 5, payload.transcription);
+    assert.ok(payload.words.length >= 5);
+    assert.deepEqual([payload.ticket, payload.team], ['7', 'support']);
+    assert.ok(Array.isArray(payload.redacted_entities), 'redaction was asked for');
   });
 
   it('stream_speech_to_text (helpers/streaming_stt.py): the handshake query, binary PCM, finalize, close_stream', async () => {
@@ -275,6 +328,16 @@ describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS 
     socket.send('{"type": "finalize"}');
     await socket.until((all) => all.some((m) => m.is_final), 60_000);
     await closedTranscript(socket);
+  });
+
+  it('stream_speech_to_text(redact_pii=["ssn", "email"], redact_pci=["card"]): the lists comma-joined (urlencoded), accepted, every transcript saying what it redacted', async () => {
+    // build_stt_stream_query's dict order, then urllib.parse.urlencode (the comma as %2C).
+    const socket = await sdkSocket(s, '/waves/v1/stt/live?model=pulse&language=en&sample_rate=16000&encoding=linear16&redact_pii=ssn%2Cemail&redact_pci=card');
+    sendInFrames(socket, speechPcm());
+    await closedTranscript(socket);
+    const transcripts = socket.messages.filter((m) => m.type === 'transcription');
+    assert.ok(transcripts.length > 0);
+    for (const m of transcripts) assert.ok(Array.isArray(m.redacted_entities), JSON.stringify(m));
   });
 
   it('speech_to_text.stream() without request_options: <waves_ws>/waves/v1/stt/live with no query, 16 kHz linear16 by default', async () => {
@@ -296,5 +359,102 @@ describe('the Python SDK 5.5.0: transcription and voice cloning', { skip: NEEDS 
     const listed = await sdkCall(s, 'GET', 'waves/v1/voice-cloning');
     assert.equal(listed.status, 200);
     assert.ok(((await listed.json()) as { data: { voiceId: string }[] }).data.some((c) => c.voiceId === data.voiceId));
+  });
+});
+
+/**
+ * The Python SDK 4.3.0 (smallest-inc/smallest-python-sdk @ 3cb474dc3b38e5ddf979aa9648d34928489b7a7b,
+ * the last commit before the Fern-generated 5.0.0), `WavesClient.transcribe` and
+ * `AsyncWavesClient.transcribe` (smallestai/waves/waves_client.py, async_waves_client.py):
+ * `POST <API_BASE_URL>/speech-to-text` (API_BASE_URL = https://waves-api.smallest.ai/api/v1) with
+ * `Authorization: Bearer <key>` and a multipart form: the text fields model ("lightning", the
+ * only one utils.py validate_asr_input allows), language (default "en"), word_timestamps,
+ * age_detection, gender_detection, emotion_detection (`str(bool(x)).lower()`), and the file part
+ * `file` named after the file, typed `audio/<extension>` (audio/wav, audio/mp3). The sync client
+ * (requests) writes the fields before the file, the async one (aiohttp FormData) the file first.
+ * Anything but 200 raises APIError; the JSON answer is returned to the caller as it is.
+ */
+describe('the Python SDK 4.3.0: transcribe', { skip: NEEDS }, () => {
+  let s: TestServer;
+  before(async () => {
+    const modelsDir = modelsDirWith([REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH]);
+    s = await startTestServer({ engines: true, config: { modelsDir, logLevel: 'silent', rateLimits: { transcription: { perMinute: 0 } } } });
+  });
+  after(() => s?.close());
+
+  type Fields = { language?: string; word_timestamps?: boolean; age_detection?: boolean; gender_detection?: boolean; emotion_detection?: boolean };
+
+  /** The form of transcribe(file_path, **fields), in the order of the sync or the async client. */
+  function transcribeForm(file: string, fields: Fields, order: 'sync' | 'async'): FormData {
+    const form = new FormData();
+    const name = file.split('/').pop()!;
+    const part = () => form.append('file', new Blob([readFileSync(corpusFile(file))], { type: `audio/${name.split('.').pop()}` }), name);
+    const text = () => {
+      form.append('model', 'lightning');
+      form.append('language', fields.language ?? 'en');
+      for (const flag of ['word_timestamps', 'age_detection', 'gender_detection', 'emotion_detection'] as const) form.append(flag, String(Boolean(fields[flag])));
+    };
+    if (order === 'async') {
+      part();
+      text();
+    } else {
+      text();
+      part();
+    }
+    return form;
+  }
+
+  /** The request: requests 2.32 (sync) or aiohttp 3.x (async) with the SDK's one header. */
+  function transcribe(form: FormData, order: 'sync' | 'async'): Promise<Response> {
+    const agent: Record<string, string> = order === 'sync' ? { 'User-Agent': 'python-requests/2.32.3', Accept: '*/*', 'Accept-Encoding': 'gzip, deflate' } : { 'User-Agent': 'Python/3.12 aiohttp/3.11.18', Accept: '*/*' };
+    return fetch(`${s.url}/api/v1/speech-to-text`, { method: 'POST', headers: { ...agent, Authorization: `Bearer ${s.key}` }, body: form });
+  }
+
+  for (const order of ['sync', 'async'] as const) {
+    it(`${order === 'sync' ? 'WavesClient' : 'AsyncWavesClient'}.transcribe(file_path) with its defaults: the transcript and the metadata`, async () => {
+      const res = await transcribe(transcribeForm(SPEECH, {}, order), order);
+      const body = (await res.json()) as { status: string; transcription: string; text: string; metadata: { filename: string; duration: number }; word_timestamps?: unknown };
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.status, 'success');
+      assert.ok(body.transcription.split(/\s+/).length >= 5, body.transcription);
+      assert.equal(body.text, body.transcription);
+      assert.equal(body.metadata.filename, SPEECH.split('/').pop());
+      assert.ok(body.metadata.duration > 1);
+      assert.equal(body.word_timestamps, undefined, 'not asked for');
+    });
+  }
+
+  it('transcribe(file_path="jfk.mp3", word_timestamps=True, gender_detection=True): word_timestamps and gender, the mp3 read from its bytes', async () => {
+    const res = await transcribe(transcribeForm('formats/jfk.mp3', { word_timestamps: true, gender_detection: true }, 'sync'), 'sync');
+    const body = (await res.json()) as { transcription: string; word_timestamps: { word: string; start: number; end: number }[]; gender: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.ok(body.word_timestamps.length >= 5);
+    for (const w of body.word_timestamps) assert.deepEqual(Object.keys(w), ['word', 'start', 'end']);
+    assert.equal(body.word_timestamps.map((w) => w.word).join(' '), body.transcription);
+    assert.ok(body.gender === 'male' || body.gender === 'female', body.gender);
+  });
+
+  it('what the SDK turns into APIError: a 400 {error, request_id} naming what is wrong', async () => {
+    const refused = async (form: FormData | string, contentType?: string) => {
+      const res = await fetch(`${s.url}/api/v1/speech-to-text`, { method: 'POST', headers: { Authorization: `Bearer ${s.key}`, ...(contentType ? { 'content-type': contentType } : {}) }, body: form });
+      const body = (await res.json()) as Record<string, string>;
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
+      return body.error!;
+    };
+    const withoutFile = new FormData();
+    withoutFile.append('model', 'lightning');
+    assert.match(await refused(withoutFile), /file is required/);
+    const otherModel = transcribeForm(SPEECH, {}, 'sync');
+    otherModel.set('model', 'pulse');
+    assert.match(await refused(otherModel), /model must be one of lightning/);
+    assert.match(await refused(transcribeForm(SPEECH, { language: 'xx' }, 'sync')), /language must be one of/);
+    const badFlag = transcribeForm(SPEECH, {}, 'sync');
+    badFlag.set('word_timestamps', 'yes');
+    assert.match(await refused(badFlag), /word_timestamps must be true or false/);
+    const extra = transcribeForm(SPEECH, {}, 'sync');
+    extra.append('webhook_url', 'http://example.com/');
+    assert.match(await refused(extra), /Unknown field "webhook_url"/);
+    assert.match(await refused('{"model": "lightning"}', 'application/json'), /multipart\/form-data/);
   });
 });

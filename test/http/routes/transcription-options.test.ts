@@ -52,8 +52,8 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
   let card: Uint8Array;
   let cardPlain: any;
 
-  async function transcribe(query: string, bytes: Uint8Array): Promise<any> {
-    const res = await s.api(`/api/v1/stt/get_text?${query}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes as Uint8Array<ArrayBuffer> });
+  async function transcribe(query: string, bytes: Uint8Array, path = '/api/v1/stt/get_text?'): Promise<any> {
+    const res = await s.api(`${path}${query}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: bytes as Uint8Array<ArrayBuffer> });
     const body = await res.json();
     assert.equal(res.status, 200, JSON.stringify(body));
     return body;
@@ -174,6 +174,45 @@ describe('transcription options over HTTP', { skip: NEEDS }, () => {
       assert.equal(auto.transcription, numerals.transcription, `${query}: digits as with numerals=true`);
       assert.deepEqual(auto.words, numerals.words);
     }
+  });
+
+  it('the product name and /waves/v1: numbers as spoken unless numerals=true or itn_normalize=true asks for digits', async () => {
+    const keywords = `keywords=${encodeURIComponent('twenty,five,dollars,nineteen,eighty,four')}`;
+    const { speech, plain } = await heardSpeech('I paid twenty five dollars in nineteen eighty four.', `numerals=false&${keywords}`, [/TWENTY FIVE DOLLARS/, /NINETEEN EIGHTY FOUR/]);
+    const digits = await transcribe(`numerals=true&${keywords}`, speech);
+    assert.match(digits.transcription, /\$25\b.*\b1984\b/);
+    assert.equal((await transcribe(keywords, speech)).transcription, digits.transcription, 'the neutral route keeps the seed default, auto: digits in English');
+    for (const path of ['/api/v1/pulse/get_text?', '/waves/v1/pulse/get_text?', '/waves/v1/stt?model=pulse&']) {
+      assert.equal((await transcribe(keywords, speech, path)).transcription, plain.transcription, `${path}: the words as spoken by default`);
+      assert.equal((await transcribe(`itn_normalize=false&${keywords}`, speech, path)).transcription, plain.transcription, `${path}: itn_normalize=false`);
+      assert.equal((await transcribe(`itn_normalize=true&${keywords}`, speech, path)).transcription, digits.transcription, `${path}: itn_normalize=true`);
+      assert.equal((await transcribe(`numerals=true&${keywords}`, speech, path)).transcription, digits.transcription, `${path}: numerals=true`);
+      assert.equal((await transcribe(`numerals=false&itn_normalize=true&${keywords}`, speech, path)).transcription, plain.transcription, `${path}: numerals=false wins`);
+    }
+    const refused = await s.api('/api/v1/pulse/get_text?itn_normalize=yes', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: speech as Uint8Array<ArrayBuffer> });
+    await expectSttError(Promise.resolve({ res: refused, body: await refused.json() }), 400, /itn_normalize/);
+  });
+
+  it('redact_pii and redact_pci as lists of kinds (as the Python SDK joins them) redact like true; an unknown kind is a 400 naming the field', async () => {
+    const listed = await transcribe(cardQuery('redact_pci=card,cvv&redact_pii=ssn,email'), card, '/waves/v1/stt?model=pulse&');
+    const flagged = await transcribe(cardQuery('redact_pci=true&redact_pii=true'), card, '/waves/v1/stt?model=pulse&');
+    assert.deepEqual(listed.redacted_entities, ['[CREDITCARDNUMBER_1]', '[CREDITCARDEXPIRY_1]', '[CREDITCARDCVV_1]'], 'every kind of the family, never fewer than asked');
+    assert.equal(listed.transcription, flagged.transcription);
+    assert.equal(listed.names_redacted, false);
+    assertNoCard(JSON.stringify(listed), 'the response');
+    const none = await transcribe(cardQuery('redact_pci=false&redact_pii=false'), card, '/api/v1/pulse/get_text?');
+    assert.equal(none.redacted_entities, undefined);
+
+    const post = async (path: string) => {
+      const res = await s.api(path, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: card as Uint8Array<ArrayBuffer> });
+      return { res, body: await res.json() };
+    };
+    await expectSttError(post('/api/v1/stt/get_text?redact_pii=ssn,shoe_size'), 400, /redact_pii .*"shoe_size"/);
+    await expectSttError(post('/api/v1/pulse/get_text?redact_pci=ssn'), 400, /redact_pci/);
+    await expectSttError(post('/api/v1/pulse/get_text?redact_pci='), 400, /redact_pci/);
+    const waves = await post('/waves/v1/stt?model=pulse&redact_pii=card');
+    assert.equal(waves.res.status, 400);
+    assert.match(waves.body.message, /redact_pii/);
   });
 
   it('format=true: sentence case and end punctuation', async () => {

@@ -133,13 +133,21 @@ describe('POST /waves/v1/stt and /api/v1/pulse/get_text', { skip: NEEDS }, () =>
     assert.match(body.message, /encoding/);
   });
 
-  it('/api/v1/pulse/get_text with model=pulse: the legacy route and body under the product name', async () => {
-    const res = await post('/api/v1/pulse/get_text?model=pulse', livekitWav, 'audio/wav');
-    const body = (await res.json()) as { transcription: string; request_id: string };
-    assert.equal(res.status, 200);
-    assert.equal(body.transcription, reference.transcription);
-    const refused = await post('/api/v1/pulse/get_text', livekitWav, 'application/octet-stream');
+  it('/api/v1/pulse/get_text with model=pulse: the legacy route and body under the product name, raw bytes as application/octet-stream too', async () => {
+    for (const type of ['audio/wav', 'application/octet-stream']) {
+      const res = await post('/api/v1/pulse/get_text?model=pulse', livekitWav, type);
+      const body = (await res.json()) as { transcription: string; request_id: string };
+      assert.equal(res.status, 200, `${type}: ${JSON.stringify(body)}`);
+      assert.equal(body.transcription, reference.transcription);
+    }
+    // The seed's neutral name keeps the seed's rule: raw bytes are audio/* only.
+    const refused = await post('/api/v1/stt/get_text', livekitWav, 'application/octet-stream');
     assert.equal(refused.status, 400);
     assert.deepEqual(Object.keys(await refused.json()).sort(), ['error', 'request_id']);
+    const notAudio = await post('/api/v1/pulse/get_text', new TextEncoder().encode('not audio at all, just some text'), 'application/octet-stream');
+    const body = (await notAudio.json()) as Record<string, string>;
+    assert.equal(notAudio.status, 400);
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'request_id']);
+    assert.match(body.error!, /could not be read|format/i);
   });
 });
