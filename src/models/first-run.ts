@@ -91,17 +91,21 @@ export class FirstRun {
       return;
     }
     this.state.state = 'installing';
+    let installedAny = false;
     for (const { pack, role } of wanted) {
       if (this.abort.signal.aborted) return;
       const outcome = await this.install(pack);
       if (outcome === 'aborted') return;
       if (outcome === 'offline') {
+        // What did install (the VAD comes from the npm registry, often reachable when the recogniser's host is not) is served at once.
+        if (installedAny) await options.models.reload();
         this.state.state = 'offline';
         this.state.note = `Offline: the download of ${pack} could not reach its host. ${missingPacksMessage(this.missing())}`;
         options.log.warn({ pack }, this.state.note);
         return;
       }
       if (role === 'recognizer') await this.remember(pack, outcome);
+      if (outcome === 'installed') installedAny = true;
     }
     await options.models.reload();
     this.finish();

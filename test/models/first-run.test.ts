@@ -163,6 +163,40 @@ describe('first start offline', () => {
   });
 });
 
+describe("first start where only the VAD's host answers", { skip: NEEDS }, () => {
+  let network: Awaited<ReturnType<typeof startNetwork>>;
+  let s: TestServer;
+  before(async () => {
+    const tarball = npmVadTarball();
+    const catalogue = testCatalogue(tarball, packArchive(RECOGNISER, REAL_TEST_MODELS.STREAMING_ENGLISH));
+    network = await startNetwork(new Map([[path.posix.basename(new URL(catalogue[0]!.url).pathname), tarball]]));
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const unreachable = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    // The VAD comes from the npm registry, which a machine may reach when the recogniser's host is not.
+    const viaNetwork = fetchFrom(network.url);
+    const viaNothing = fetchFrom(unreachable);
+    const packFetch: typeof fetch = (url, init) => (String(url) === catalogue[0]!.url ? viaNetwork(url, init) : viaNothing(url, init));
+    s = await startTestServer({ engines: true, firstRun: true, catalogue: () => catalogue, packFetch });
+  });
+  after(async () => {
+    await s?.close();
+    await network?.close();
+  });
+
+  it('serves the VAD it installed at once, and names only the recogniser as missing', async () => {
+    const body = await firstRunEnded(s);
+    assert.equal(body.status, 'ready');
+    assert.match(body.notes[0]!, new RegExp(`^Offline: the download of ${RECOGNISER} could not reach its host\\.`));
+    assert.doesNotMatch(body.notes[0]!, /voice activity/, 'the VAD is installed and loaded');
+    const { status, body: answer } = await transcribe(s);
+    assert.equal(status, 400);
+    assert.match(answer.error, new RegExp(`parley models pull ${RECOGNISER}\``));
+    assert.doesNotMatch(answer.error, /silero-vad/);
+  });
+});
+
 describe('models.autoPull=false', () => {
   it('installs nothing and shows no first-run check', async () => {
     const s = await startTestServer({ engines: true, firstRun: true, packFetch: () => Promise.reject(new Error('no download expected')), config: { models: { autoPull: false } } });
