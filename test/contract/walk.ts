@@ -295,7 +295,9 @@ function describeParameter(family: ContractFamily, op: Operation, p: Parameter):
     if (p.status !== 'served') return;
     if (family.assertSameAnswer && p.default !== undefined && !p.required && p.in !== 'content') {
       it(`left out, answers as ${JSON.stringify(p.default)} (the default) does`, { skip }, async () => {
-        const [left, right] = await Promise.all([send(family, op, await baseCall(family, op)), send(family, op, await callWith(family, op, p, p.default))]);
+        // The same request without it: what the value needs to be taken (a webhook for webhook_method) stays.
+        const given = await callWith(family, op, p, p.default);
+        const [left, right] = await Promise.all([send(family, op, without(given, p)), send(family, op, given)]);
         family.assertAnswered(op, right, `${label}=${String(p.default)}`);
         family.assertSameAnswer!(left, right, `${label} left out`);
       });
