@@ -12,7 +12,8 @@
 //     postgresql (the server programs, for the database-outage test's own cluster), openssl (the TLS tests' certificates),
 //     python3-requests and python3-httpx (clients that send a whole body before they read an early answer),
 //     prometheus (the metrics test scrapes a running server with it; promtool checks the alert rules),
-//     buildah and debootstrap (test/deploy/container.test.ts builds and runs the Dockerfile's image without a container engine).
+//     buildah and debootstrap (test/deploy/container.test.ts builds and runs the Dockerfile's image without a container engine),
+//     curl and jq (test/docs/examples.test.ts runs the docs' shell examples, which use them as a user would).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -63,6 +64,9 @@ const wanted = [
         // test/deploy/container.test.ts: buildah builds and runs the image, debootstrap makes the stand-in for its base image.
         { pkg: 'buildah', present: () => onPath('buildah') },
         { pkg: 'debootstrap', present: () => onPath('debootstrap') },
+        // test/docs/examples.test.ts: the README's and docs/' shell examples call curl and read JSON with jq.
+        { pkg: 'curl', present: () => onPath('curl') },
+        { pkg: 'jq', present: () => onPath('jq') },
       ]
     : []),
 ];
