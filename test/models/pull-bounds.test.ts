@@ -212,14 +212,16 @@ describe('pack archive bounds', () => {
   it('parley models pull --verify-only: a catalogue pack without a pin prints what it received and installs nothing', async () => {
     const modelsDir = tmp('parley-models-');
     const onnx = Buffer.from('not really a model');
-    files.set('/silero_vad.onnx', onnx);
+    // The recogniser's entry has no pin (its upstream release publishes no checksum).
+    const unpinned = 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01';
+    files.set(`/${unpinned}.tar.bz2`, onnx);
     // The catalogue's upstream URL, answered by the loopback server.
     const fetchImpl = ((url: string | URL, init?: RequestInit) => fetch(`${base}/${path.posix.basename(new URL(String(url)).pathname)}`, init)) as typeof fetch;
     let out = '';
     const stream = new Writable({ write: (chunk, _e, done) => ((out += String(chunk)), done()) });
-    const code = await runModelsCommand(['pull', '--verify-only', 'silero-vad'], { modelsDir, dataDir: tmp('parley-data-'), espeakDataDir: '', out: stream, err: stream, fetchImpl });
+    const code = await runModelsCommand(['pull', '--verify-only', unpinned], { modelsDir, dataDir: tmp('parley-data-'), espeakDataDir: '', out: stream, err: stream, fetchImpl });
     assert.equal(code, 0, out);
-    assert.match(out, new RegExp(`silero-vad: not pinned .*received ${onnx.length} bytes, sha256 ${createHash('sha256').update(onnx).digest('hex')}`));
+    assert.match(out, new RegExp(`${unpinned}: not pinned .*received ${onnx.length} bytes, sha256 ${createHash('sha256').update(onnx).digest('hex')}`));
     assert.deepEqual(readdirSync(modelsDir), []);
   });
 });

@@ -17,8 +17,15 @@ import { partialFile, pullPack } from '../../src/models/pull.js';
 import { packKinds } from '../../src/models/families/index.js';
 import { REAL_TEST_MODELS, modelsDirWith, needs, sharedModel } from '../helpers/models.js';
 import { SHARED_PACKS } from './fixtures.js';
+import { packArchive } from '../helpers/pack-archive.js';
 
 const NEEDS_REAL = needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH] });
+
+/** The VAD as a catalogue entry of one file at `url` (the catalogue's own takes it out of an npm tarball). */
+function singleFileVad(url: string): CatalogueEntry {
+  const { member: _member, memberSha256: _memberSha256, integrity: _integrity, ...entry } = findCatalogueEntry('silero-vad')!;
+  return { ...entry, url, format: 'file', file: 'silero_vad.onnx', size: null, sha256: null };
+}
 
 const espeakDataDir = process.env.PARLEY_ESPEAK_DATA_DIR ?? debianEspeakDataDir;
 const tmp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
@@ -217,7 +224,7 @@ describe('pullPack', () => {
     const modelsDir = tmp('parley-pull-');
     const bytes = readFileSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx'));
     server.files.set('/silero_vad.onnx', bytes);
-    const entry: CatalogueEntry = { ...findCatalogueEntry('silero-vad')!, url: `${server.url}/silero_vad.onnx` };
+    const entry = singleFileVad(`${server.url}/silero_vad.onnx`);
     await pullPack(entry, { modelsDir });
     assert.deepEqual(readdirSync(path.join(modelsDir, 'silero-vad')).sort(), ['.parley-pack.json', 'silero_vad.onnx']);
     const { packs } = await scanModelPacks(modelsDir);
@@ -230,7 +237,7 @@ describe('pullPack', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const modelsDir = tmp('parley-pull-');
-    const entry: CatalogueEntry = { ...findCatalogueEntry('silero-vad')!, url: `http://127.0.0.1:${port}/silero_vad.onnx` };
+    const entry = singleFileVad(`http://127.0.0.1:${port}/silero_vad.onnx`);
     await assert.rejects(pullPack(entry, { modelsDir }), (error: Error) => {
       assert.equal(error.message, `could not reach 127.0.0.1:${port} (${entry.url}): connect ECONNREFUSED 127.0.0.1:${port}`);
       return true;
@@ -240,7 +247,7 @@ describe('pullPack', () => {
 
   it('reports an HTTP error without leaving anything', async () => {
     const modelsDir = tmp('parley-pull-');
-    const entry: CatalogueEntry = { ...findCatalogueEntry('silero-vad')!, url: `${server.url}/missing.onnx` };
+    const entry = singleFileVad(`${server.url}/missing.onnx`);
     await assert.rejects(pullPack(entry, { modelsDir }), /HTTP 404/);
     assert.ok(!existsSync(path.join(modelsDir, 'silero-vad')));
   });
@@ -253,11 +260,19 @@ describe('catalogue', () => {
     assert.equal(ids.size, entries.length, 'unique ids');
     for (const e of entries) {
       assert.ok(packKinds().includes(e.kind), `${e.id} kind`);
-      assert.match(e.url, /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/[a-z-]+\/[^/]+$/, e.id);
       assert.ok(e.sha256 === null || /^[0-9a-f]{64}$/.test(e.sha256), `${e.id} sha256`);
       assert.ok(e.size === null || e.size > 0);
-      if (e.format === 'file') assert.ok(e.file, `${e.id} file name`);
-      else assert.ok(e.url.endsWith(`/${e.id}.${e.format}`), `${e.id}: archive named like the pack`);
+      if (e.member) {
+        // One file taken out of a package on the npm registry: pinned by the registry's checksum, the archive's and the file's.
+        assert.match(e.url, /^https:\/\/registry\.npmjs\.org\/(@[a-z0-9-]+\/)?[a-z0-9-]+\/-\/[a-z0-9.-]+\.tgz$/, e.id);
+        assert.match(e.integrity ?? '', /^sha512-[A-Za-z0-9+/]+=*$/, `${e.id} integrity`);
+        assert.match(e.memberSha256 ?? '', /^[0-9a-f]{64}$/, `${e.id} member sha256`);
+        assert.ok(e.sha256 && e.size && e.file, `${e.id} pinned, with the member's file name`);
+      } else {
+        assert.match(e.url, /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/[a-z-]+\/[^/]+$/, e.id);
+        if (e.format === 'file') assert.ok(e.file, `${e.id} file name`);
+        else assert.ok(e.url.endsWith(`/${e.id}.${e.format}`), `${e.id}: archive named like the pack`);
+      }
       // Zero-shot packs have no voices of their own: voice clones speak through them.
       const zeroShot = e.kind === 'tts-zipvoice' || e.kind === 'tts-pocket';
       if (e.kind.startsWith('tts-') && !zeroShot) assert.ok((e.voices ?? []).length > 0, `${e.id} voices`);
@@ -318,24 +333,26 @@ describe('runModelsCommand', () => {
   it('pulls a catalogue pack through fetchImpl and verifies it', { skip: NEEDS_REAL }, async () => {
     const modelsDir = tmp('parley-models-');
     const dataDir = tmp('parley-data-');
-    const silero = readFileSync(path.join(sharedModel('silero-vad-v5'), 'silero_vad.onnx'));
+    // The tiny recogniser, as its upstream release archive (the catalogue pins no checksum for it).
+    const id = 'sherpa-onnx-kws-zipformer-gigaspeech-3.3M-2024-01-01';
+    const archive = packArchive(id, REAL_TEST_MODELS.STREAMING_ENGLISH);
     const seen: string[] = [];
     const fetchImpl = (async (url: string | URL | Request) => {
       seen.push(String(url));
-      return new Response(silero, { status: 200, headers: { 'Content-Length': String(silero.length) } });
+      return new Response(new Uint8Array(archive), { status: 200, headers: { 'Content-Length': String(archive.length) } });
     }) as typeof fetch;
     const out = sink();
     const err = sink();
-    const code = await runModelsCommand(['pull', 'silero-vad'], { modelsDir, dataDir, espeakDataDir, out: out.stream, err: err.stream, fetchImpl });
+    const code = await runModelsCommand(['pull', id], { modelsDir, dataDir, espeakDataDir, out: out.stream, err: err.stream, fetchImpl });
     assert.equal(code, 0, out.text() + err.text());
-    assert.deepEqual(seen, ['https://github.com/k2-fsa/sherpa-onnx/releases/download/asr-models/silero_vad.onnx']);
-    assert.match(err.text(), /silero-vad: 100%/);
-    assert.match(out.text(), /silero-vad: installed/);
-    assert.match(out.text(), /silero-vad: usable/);
-    assert.ok(lstatSync(path.join(modelsDir, 'silero-vad')).isDirectory());
+    assert.deepEqual(seen, [findCatalogueEntry(id)!.url]);
+    assert.match(err.text(), new RegExp(`${id}: 100%`));
+    assert.match(out.text(), new RegExp(`${id}: installed`));
+    assert.match(out.text(), new RegExp(`${id}: usable`));
+    assert.ok(lstatSync(path.join(modelsDir, id)).isDirectory());
 
     const again = sink();
-    assert.equal(await runModelsCommand(['pull', 'silero-vad'], { modelsDir, dataDir, espeakDataDir, out: again.stream, err: again.stream, fetchImpl }), 0);
+    assert.equal(await runModelsCommand(['pull', id], { modelsDir, dataDir, espeakDataDir, out: again.stream, err: again.stream, fetchImpl }), 0);
     assert.match(again.text(), /already installed/);
     assert.equal(await runModelsCommand(['pull', 'no-such-pack'], { modelsDir, dataDir, espeakDataDir, out: again.stream, err: again.stream, fetchImpl }), 2);
   });
