@@ -89,6 +89,8 @@ export interface DiarizeTask extends AudioTaskBase {
   config: SherpaDiarizationConfig;
   /** Applied with setConfig() before each run, so one loaded model serves every clustering setting. */
   clustering: SherpaClusteringConfig;
+  /** Score each segment (embedding it again): only for callers that send the score. */
+  withConfidence?: boolean;
 }
 
 export interface TaggingTask extends AudioTaskBase {

@@ -203,6 +203,7 @@ export interface SpeakerTurn extends TimeSpan {
 
 export interface Diarizer {
   readonly sampleRate: number;
-  diarize(samples: Float32Array, options?: { signal?: AbortSignal }): Promise<SpeakerTurn[]>;
+  /** `confidence`: score each turn (costs a second embedding of every segment). */
+  diarize(samples: Float32Array, options?: { signal?: AbortSignal; confidence?: boolean }): Promise<SpeakerTurn[]>;
   close(): Promise<void>;
 }

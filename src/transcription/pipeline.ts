@@ -39,6 +39,8 @@ export interface TranscribeAudioOptions {
   /** Utterances (sentence times) without the words (sentence_timestamps=true). */
   sentenceTimestamps?: boolean;
   diarize: boolean;
+  /** With diarize: how surely each word is its speaker's (the current layout's speaker_confidence). */
+  speakerConfidence?: boolean;
   signal?: AbortSignal;
   /** A pause longer than this ends an utterance; default 0.8 s (config transcription.utterancePauseSeconds). */
   utterancePauseSeconds?: number;
@@ -135,7 +137,7 @@ export async function transcribeAudio(
   let diarization: Promise<SpeakerTurn[]> | undefined;
   if (options.diarize && engines.diarizer) {
     const diarizerSamples = await resample(audio.samples, audio.sampleRate, engines.diarizer.sampleRate, signal);
-    diarization = engines.diarizer.diarize(diarizerSamples, { signal });
+    diarization = engines.diarizer.diarize(diarizerSamples, { signal, confidence: options.speakerConfidence === true });
     diarization.catch(() => undefined); // observed below; this only keeps an early failure from being "unhandled"
   }
 

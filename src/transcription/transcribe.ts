@@ -92,6 +92,7 @@ async function transcribeWith(
       wordTimestamps: options.wordTimestamps,
       sentenceTimestamps: options.sentenceTimestamps,
       diarize: options.diarize,
+      speakerConfidence: options.currentFields === true,
       signal,
       utterancePauseSeconds: deps.utterancePauseSeconds,
       decoding: deps.decoding,

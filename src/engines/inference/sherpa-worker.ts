@@ -253,6 +253,7 @@ function runDiarize(task: DiarizeTask, cancelled: () => boolean): DiarizeResult 
   diarizer.setConfig({ clustering: task.clustering });
   // One native call over the whole recording; it cannot be interrupted once started.
   const segments = diarizer.process(task.samples);
+  if (!task.withConfidence) return { segments: segments.map((s) => ({ start: s.start, end: s.end, speaker: s.speaker })) };
   // sherpa gives no score with its clusters: each segment is embedded again with the same model
   // to say how surely it is its speaker's (speaker-confidence.ts).
   const { model, numThreads, provider } = config.embedding;

@@ -32,7 +32,7 @@ export function createDiarizer(
   return {
     sampleRate: SAMPLE_RATE,
     async diarize(samples, opts = {}): Promise<SpeakerTurn[]> {
-      const { segments } = await pool.submit({ kind: 'diarize', key, config, clustering, samples }, { signal: opts.signal });
+      const { segments } = await pool.submit({ kind: 'diarize', key, config, clustering, samples, withConfidence: opts.confidence === true }, { signal: opts.signal });
       return segments
         .filter((s) => s.end > s.start)
         .sort((a, b) => a.start - b.start || a.end - b.end)
