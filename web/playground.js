@@ -12,6 +12,8 @@ function setKeyStatus(text, isError = false) {
 }
 
 async function loadAll() {
+  // A new key is not known to be an admin's until loadPacks asks: until then it sees no admin controls.
+  session.isAdmin = false;
   if (!session.key) return setKeyStatus('Paste a key to start (parley keys create, or the key printed at first start).');
   setKeyStatus('Checking the key…');
   try {

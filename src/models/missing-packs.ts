@@ -81,17 +81,18 @@ const WHAT: Record<MissingRole, string> = {
 
 /**
  * The sentence for what is missing: what, then the command and the admin route that install it.
+ * `feature` is what cannot work without it (voice cloning needs the VAD too).
  * "Transcription is unavailable: no speech recognition model is installed. Install one with
  * `parley models pull X` (or, with an admin key, POST /api/v1/admin/models/X/install)."
  */
-export function missingPacksMessage(missing: readonly MissingPack[]): string {
+export function missingPacksMessage(missing: readonly MissingPack[], feature = 'Transcription'): string {
   const what = missing.map((m) => WHAT[m.role]).join(' and ');
   const packs = missing.flatMap((m) => (m.pack ? [m.pack] : []));
   const install =
     packs.length === 0
       ? 'Install a recogniser pack (parley models list shows the catalogue).'
       : `Install ${packs.length === 1 ? 'it' : 'them'} with \`parley models pull ${packs.join(' ')}\` (or, with an admin key, ${packs.map(installRoute).join(' and ')}).`;
-  return `Transcription is unavailable: ${what}. ${install}`;
+  return `${feature} is unavailable: ${what}. ${install}`;
 }
 
 /** Throws PackNotInstalledError naming everything missing; returns when all is there. */

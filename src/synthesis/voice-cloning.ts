@@ -33,7 +33,8 @@ import { espeakSampleRate, type EspeakNgTts } from '../engines/server/espeak-ng-
 import type { ZeroShotTts } from '../engines/server/sherpa-tts.js';
 import type { TtsReference } from '../engines/sherpa-tasks.js';
 import type { ModelGeneration, TimeSpan, TtsEngine, Voice, VoiceActivityDetector } from '../engines/types.js';
-import { AbortedError, InvalidRequestError, OverloadedError, ParleyError, UnsupportedAudioError, VoiceCloneError } from '../errors.js';
+import { AbortedError, InvalidRequestError, OverloadedError, PackNotInstalledError, ParleyError, UnsupportedAudioError, VoiceCloneError } from '../errors.js';
+import { DEFAULT_VAD_PACK, missingPacksMessage } from '../models/missing-packs.js';
 import { DatabaseUnavailableError } from '../store/availability.js';
 import { newId, nowIso } from '../store/ids.js';
 import type { ClonedVoiceOutcome, ClonedVoiceRepository, ClonedVoiceRow } from '../store/cloned-voice-repository.js';
@@ -244,8 +245,9 @@ export class VoiceCloningService {
     const { limits } = this.deps;
     const { vad } = engines;
     if (!vad) {
-      // 503, not 400: the request is fine, this server is not set up for it yet.
-      throw new OverloadedError(300, 'Voice cloning is unavailable: no voice activity detection model is installed (run `parley models pull silero-vad`)');
+      // Only an install fixes it: answered at once, as transcription answers a missing pack.
+      const missing = [{ role: 'vad' as const, pack: DEFAULT_VAD_PACK }];
+      throw new PackNotInstalledError(missingPacksMessage(missing, 'Voice cloning'), missing);
     }
     const audio = await decodeAudio(
       request.file.bytes,

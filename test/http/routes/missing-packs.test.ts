@@ -3,7 +3,8 @@
  * is answered at once, in its family's error shape, naming the pack and the command that installs
  * it, with no Retry-After: the REST routes of every family, webhook jobs (refused, never stored),
  * URL uploads (refused before the URL is fetched), the WebSockets (an error message, then the
- * close frame), OpenAI's API through the published `openai` package, and Wyoming (an error event).
+ * close frame), OpenAI's API through the published `openai` package, Wyoming (an error event), and
+ * voice cloning, which needs the VAD too.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -94,6 +95,24 @@ describe('nothing installed: every transcription path names the missing packs at
     assert.equal(body.status, 'error');
     assert.equal(body.error_code, 'PACK_NOT_INSTALLED');
     assert.ok(body.message.includes(PULL_BOTH), body.message);
+  });
+
+  it('voice cloning needs the VAD too: add_voice and /waves/v1/voice-cloning answer 400 naming silero-vad', async () => {
+    const form = () => {
+      const f = new FormData();
+      f.append('displayName', 'Nobody');
+      f.append('file', new Blob([Buffer.from(makeWav(1))], { type: 'audio/wav' }), 'sample.wav');
+      return f;
+    };
+    const legacy = await post(s, '/api/v1/tts-v3.1/add_voice', { body: form() });
+    assert.equal(legacy.res.status, 400, JSON.stringify(legacy.body));
+    assertNoRetryAfter(legacy.res);
+    assert.match(legacy.body.message, /^Voice cloning is unavailable: no voice activity detection \(VAD\) model is installed\. Install it with `parley models pull silero-vad`/);
+    const waves = await post(s, '/waves/v1/voice-cloning', { body: form() });
+    assert.equal(waves.res.status, 400, JSON.stringify(waves.body));
+    assertNoRetryAfter(waves.res);
+    assert.equal(waves.body.error_code, 'PACK_NOT_INSTALLED');
+    assert.match(waves.body.message, NO_VAD);
   });
 
   it('a webhook job is refused at submission and never stored', async () => {
