@@ -36,10 +36,15 @@ const concurrency = process.env.PARLEY_TEST_CONCURRENCY ?? '2';
 const testTimeoutS = seconds('PARLEY_TEST_TIMEOUT_S', 600);
 const deadlineS = seconds('PARLEY_TEST_DEADLINE_S', 2700);
 const started = Date.now();
+// PARLEY_TEST_FILE_REPORT=<file>: also write each test file's count and time there (scripts/test-file-report.mjs).
+const fileReport = process.env.PARLEY_TEST_FILE_REPORT;
+const reporters = fileReport
+  ? ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${new URL('./test-file-report.mjs', import.meta.url).href}`, `--test-reporter-destination=${fileReport}`]
+  : ['--test-reporter=spec'];
 const child = spawn(
   process.execPath,
   [
-    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec',
+    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters,
     `--test-timeout=${testTimeoutS * 1000}`,
     ...flags, ...files,
   ],

@@ -118,10 +118,9 @@ if (forTests && !process.env.PARLEY_TEST_MODELS_DIR && !existsSync(path.resolve(
 
 // 4. The container test's build cache (--test only): on a machine where the test can build images
 // but has never made its stand-in base, make it and build the image once, so that the test's own
-// build fits the time one test file may take. Not on CI's re-runs on other Node lines (that test
-// skips there).
+// build fits the time one test file may take.
 const canBuildImages = process.getuid?.() === 0 && onPath('buildah') && onPath('debootstrap');
-if (forTests && canBuildImages && !process.env.PARLEY_TEST_IMAGE_CHECKED_ON) {
+if (forTests && canBuildImages) {
   const standIn = spawnSync('buildah', ['inspect', '--type', 'image', 'docker.io/library/node:22-bookworm-slim'], { stdio: 'ignore' });
   if (standIn.status !== 0) {
     log('building the container image once for test/deploy/container.test.ts (minutes; kept in buildah\'s cache)');

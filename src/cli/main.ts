@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util';
 import { KEY_ROLES } from '../accounts/api-keys.js';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { buildStorage } from '../compose/storage.js';
-import { serve } from './serve.js';
 
 const usage = `Usage: parley <command>
 
@@ -39,8 +38,11 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     throw err;
   }
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      // Loaded only to serve: the server's modules take seconds to load, which `keys` and `models` need not pay.
+      const { serve } = await import('./serve.js');
       return serve(config);
+    }
     case 'keys':
       return keysCommand(config, rest, out);
     case 'models': {

@@ -6,9 +6,6 @@
  * with `parley models pull`, runs as uid 1000 and drains on SIGTERM, exiting 0. These are the
  * Docker examples of README.md and docs/deployment.md (build, build with PARLEY_PACKS, run, and
  * `parley models` in the image), which no Docker engine on these machines could run as written.
- *
- * The image does not depend on the Node running the tests, so CI builds it once: .ci/run sets
- * PARLEY_TEST_IMAGE_CHECKED_ON on its re-runs on other Node lines, and there these tests skip.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -33,10 +30,7 @@ const KEY = `sk_${'d'.repeat(40)}`;
 const PULLED_PACK = 'fixture-piper-voice';
 const SPEECH = 'en/cmu-arctic-axb-a0004.wav';
 
-const checkedOn = process.env.PARLEY_TEST_IMAGE_CHECKED_ON;
-const skip: string | false = checkedOn
-  ? `the image does not depend on the tests' Node: the run on Node ${checkedOn} built and checked it`
-  : imageToolsMissing() || needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
+const skip: string | false = imageToolsMissing() || needs({ models: [REAL_TEST_MODELS.VAD, REAL_TEST_MODELS.STREAMING_ENGLISH], corpus: true });
 
 /** The transcript the corpus manifest gives SPEECH. */
 function speechLabel(): string {

@@ -32,16 +32,19 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const { config: overrides, env, ...serverOptions } = options;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-test-'));
-  const config = loadConfig(env ?? {}, {
+  const testDefaults = {
     port: 0,
     host: '127.0.0.1',
     dataDir,
     modelsDir: path.join(dataDir, 'models'),
     allowedPrivateHosts: ['127.0.0.1'],
-    // Speaking the start-up paragraphs costs seconds of CPU per server, and tests time nothing.
-    synthesis: { warmUpRounds: 0 },
-    ...(overrides as object),
-  });
+    // Starting a server's worker threads is most of what a test costs (each eSpeak NG worker loads
+    // its 24 MB of voice data): one of each pool, where a production server has one per core, and
+    // no start-up paragraphs, since tests time nothing. A test about the pools sets its own.
+    synthesis: { warmUpRounds: 0, espeakWorkers: 1, outputWorkers: 1 },
+    transcription: { decodeWorkers: 1 },
+  };
+  const config = loadConfig(env ?? {}, mergeDeep(testDefaults, (overrides ?? {}) as Record<string, unknown>));
   const server = await startServer(config, { logger: false, engines: false, ...serverOptions });
   // The operator's key, as the first key a real server prints: an admin key.
   const created = await server.storage.apiKeys.create({ name: 'test', role: KEY_ROLES.admin });
@@ -56,4 +59,15 @@ export async function startTestServer(
     return fetch(server.url + pathname, { ...init, headers, body });
   };
   return { url: server.url, key: created.key, accountId: created.account.id, server, config, api, close: () => server.close() };
+}
+
+/** `over` laid onto `base`: plain objects merge key by key, anything else replaces. */
+function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const under = merged[key];
+    const plain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    merged[key] = plain(under) && plain(value) ? mergeDeep(under, value) : value;
+  }
+  return merged;
 }
