@@ -61,13 +61,14 @@ export async function startTestServer(
   return { url: server.url, key: created.key, accountId: created.account.id, server, config, api, close: () => server.close() };
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** `over` laid onto `base`: plain objects merge key by key, anything else replaces. */
 function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const under = merged[key];
-    const plain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-    merged[key] = plain(under) && plain(value) ? mergeDeep(under, value) : value;
+    merged[key] = isPlainObject(under) && isPlainObject(value) ? mergeDeep(under, value) : value;
   }
   return merged;
 }
